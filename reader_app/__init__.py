@@ -1,0 +1,1 @@
+"""readerstudy application: everything that touches the database, files and UI."""

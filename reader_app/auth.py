@@ -1,0 +1,103 @@
+"""Sign-in tokens and role checks, enforced in the service layer.
+
+A token is 256 random bits shown once (in the invite link); only its sha256
+is stored. Re-inviting a reader rotates the token, which revokes the old link.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+
+from sqlmodel import Session, select
+
+from reader_app.audit import record_event
+from reader_app.models import ROLES, Reader, Study, utcnow
+
+
+class AuthError(PermissionError):
+    """The caller may not do this; the message is safe to show."""
+
+
+@dataclass(frozen=True)
+class Invite:
+    reader: Reader
+    token: str
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(32)  # 256 bits
+
+
+def invite_reader(
+    *,
+    session: Session,
+    study: Study,
+    code: str,
+    role: str = "reader",
+    group: str | None = None,
+    email: str | None = None,
+    actor: str = "cli",
+) -> Invite:
+    """Create (or re-invite) a reader and return the only copy of a fresh token."""
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+    code = code.strip()
+    if not code or len(code) > 64:
+        raise ValueError("reader code must be 1-64 characters")
+    assert study.id is not None
+    reader = session.exec(
+        select(Reader).where(Reader.study_id == study.id, Reader.code == code)
+    ).first()
+    if reader is None:
+        reader = Reader(study_id=study.id, code=code, role=role, group_name=group, email=email)
+    else:
+        reader.role = role
+        reader.group_name = group or reader.group_name
+        reader.email = email or reader.email
+    token = new_token()
+    reader.token_hash = hash_token(token)
+    reader.token_revoked_at = None
+    session.add(reader)
+    session.flush()
+    record_event(
+        session=session, actor=actor, action="invite", study_id=study.id, reader=code, role=role
+    )
+    return Invite(reader=reader, token=token)
+
+
+def revoke_invite(*, session: Session, reader: Reader, actor: str) -> None:
+    reader.token_revoked_at = utcnow()
+    session.add(reader)
+    record_event(
+        session=session, actor=actor, action="revoke", study_id=reader.study_id, reader=reader.code
+    )
+
+
+def authenticate(*, session: Session, token: str) -> Reader:
+    """Return the reader a token belongs to, or raise AuthError (forged, rotated, revoked)."""
+    if not token or len(token) > 200:
+        raise AuthError("This sign-in link is not valid.")
+    digest = hash_token(token)
+    reader = session.exec(select(Reader).where(Reader.token_hash == digest)).first()
+    if reader is None or not hmac.compare_digest(reader.token_hash or "", digest):
+        raise AuthError("This sign-in link is not valid.")
+    if reader.token_revoked_at is not None:
+        raise AuthError("This sign-in link has been revoked. Ask the study coordinator.")
+    return reader
+
+
+def require_role(actor: Reader, *roles: str) -> None:
+    """Service-layer guard: the UI hides pages, but this is what actually refuses."""
+    if actor.role not in roles:
+        raise AuthError(f"This needs the {' or '.join(roles)} role.")
+
+
+def sign_in_link(base_url: str, token: str) -> str:
+    return f"{base_url.rstrip('/')}/?token={token}"

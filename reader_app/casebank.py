@@ -1,0 +1,112 @@
+"""The case bank: studies, opaque cases, their rendered images and answer keys.
+
+Importers (manifest, demo) and tests all create cases through these functions,
+so the rules live in one place: public ids are random, images are stored by
+content hash, and no source path or header ever reaches the database.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlmodel import Session, select
+
+from reader_app.ingest.assets import store_asset
+from reader_app.models import AnswerKey, Case, CaseImage, Study
+
+
+@dataclass(frozen=True)
+class RenderedImage:
+    """One PNG as a reader will see it, plus how to label it."""
+
+    png: bytes
+    width: int
+    height: int
+    label: str = ""
+    window: str | None = None
+    role: str = "image"  # image | slice | montage
+
+
+def new_public_id() -> str:
+    # 80 random bits, base32-ish: unguessable and meaningless.
+    return "c" + secrets.token_hex(10)
+
+
+def get_study(*, session: Session, slug: str) -> Study | None:
+    return session.exec(select(Study).where(Study.slug == slug)).first()
+
+
+def create_study(
+    *, session: Session, slug: str, title: str, config: dict[str, Any] | None = None
+) -> Study:
+    study = Study(slug=slug, title=title, config_json=json.dumps(config or {}, sort_keys=True))
+    session.add(study)
+    session.flush()
+    return study
+
+
+def study_config(study: Study) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(study.config_json or "{}")
+    return data
+
+
+def add_case(
+    *,
+    session: Session,
+    asset_dir: Path,
+    study: Study,
+    source_id: str,
+    kind: str,
+    images: Sequence[RenderedImage],
+    diagnosis: str,
+    synonyms: Sequence[str] = (),
+    position: int = 0,
+    practice: bool = False,
+    history: str | None = None,
+    modality: str | None = None,
+    region: str | None = None,
+    reviewed_by: str | None = None,
+) -> Case:
+    """Add one case with its images and answer key (flushes, does not commit)."""
+    if kind not in ("spot", "strip"):
+        raise ValueError(f"case {source_id}: kind must be spot or strip, not {kind!r}")
+    if not images:
+        raise ValueError(f"case {source_id}: no images")
+    assert study.id is not None
+    case = Case(
+        study_id=study.id,
+        public_id=new_public_id(),
+        source_id=source_id,
+        kind=kind,
+        position=position,
+        practice=practice,
+        history=history,
+        modality=modality,
+        region=region,
+        reviewed_by=reviewed_by,
+    )
+    session.add(case)
+    session.flush()
+    assert case.id is not None
+    for seq, image in enumerate(images):
+        digest = store_asset(asset_dir, image.png)
+        session.add(
+            CaseImage(
+                case_id=case.id,
+                sha256=digest,
+                label=image.label,
+                seq=seq,
+                window=image.window,
+                role=image.role,
+                width=image.width,
+                height=image.height,
+            )
+        )
+    session.add(AnswerKey(case_id=case.id, diagnosis=diagnosis, synonyms="|".join(synonyms)))
+    session.flush()
+    return case

@@ -1,0 +1,110 @@
+"""Validate and store one answer. Durable before the caller shows the next case.
+
+A second submit of the same case (double click, two tabs, a retry after a
+reload) hits the unique (reader, case) constraint and is reported as a
+duplicate: it never creates a second row and never overwrites the first.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, select
+
+from reader_app.auth import AuthError, require_role
+from reader_app.models import Case, Reader, ReaderOrder, Response, Study, utcnow
+
+MAX_DIAGNOSIS_CHARS = 300
+
+
+class AnswerError(ValueError):
+    """The answer cannot be stored; the message is meant for the reader."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    diagnosis: str | None
+    likert: int | None
+    idk: bool
+
+    @property
+    def status(self) -> str:
+        return "idk" if self.idk else "answered"
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    response_id: int
+    duplicate: bool
+
+
+def validate_answer(diagnosis: str | None, likert: int | None, idk: bool) -> Answer:
+    """Apply the form's rules: IDK carries nothing else; otherwise both fields are needed."""
+    if idk:
+        return Answer(diagnosis=None, likert=None, idk=True)
+    text = (diagnosis or "").strip()
+    if not text:
+        raise AnswerError("Enter a diagnosis, or choose “I don't know”.")
+    if len(text) > MAX_DIAGNOSIS_CHARS:
+        raise AnswerError(f"Keep the diagnosis to {MAX_DIAGNOSIS_CHARS} characters.")
+    if likert is None:
+        raise AnswerError("Choose your confidence (0-4).")
+    if isinstance(likert, bool) or not isinstance(likert, int) or not 0 <= likert <= 4:
+        raise AnswerError("Confidence must be a whole number from 0 to 4.")
+    return Answer(diagnosis=text, likert=likert, idk=False)
+
+
+def submit_answer(
+    *,
+    session: Session,
+    reader: Reader,
+    case_public_id: str,
+    answer: Answer,
+    shown_at: datetime | None,
+    image_sha256: list[str],
+    meta: dict[str, object] | None = None,
+) -> SubmitResult:
+    """Commit one response; return the stored row's id (the first one, on a duplicate)."""
+    require_role(reader, "reader")
+    assert reader.id is not None
+    row = session.exec(
+        select(Case, Study)
+        .join(Study, Study.id == Case.study_id)  # type: ignore[arg-type]
+        .join(ReaderOrder, ReaderOrder.case_id == Case.id)  # type: ignore[arg-type]
+        .where(Case.public_id == case_public_id, ReaderOrder.reader_id == reader.id)
+    ).first()
+    if row is None:
+        raise AuthError("This case is not part of your exam.")
+    case, study = row
+    if study.state != "open":
+        raise AnswerError("The study is closed: answers can no longer be submitted.")
+    response = Response(
+        study_id=study.id,
+        case_id=case.id,
+        reader_id=reader.id,
+        diagnosis=answer.diagnosis,
+        likert=answer.likert,
+        idk=answer.idk,
+        status=answer.status,
+        shown_at=shown_at,
+        submitted_at=utcnow(),
+        image_sha256=",".join(image_sha256),
+        practice=case.practice,
+        meta_json=json.dumps(meta or {}, sort_keys=True),
+    )
+    session.add(response)
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        existing = session.exec(
+            select(Response.id).where(Response.reader_id == reader.id, Response.case_id == case.id)
+        ).first()
+        if existing is None:
+            raise
+        return SubmitResult(response_id=existing, duplicate=True)
+    assert response.id is not None
+    return SubmitResult(response_id=response.id, duplicate=False)

@@ -1,0 +1,124 @@
+"""Real-browser fixtures: a served app on 127.0.0.1 and Debian's Chromium via Playwright.
+
+Under CI=true a missing Chromium fails the run; locally the browser tests are
+skipped with a visible reason.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("READERSTUDY_CHROMIUM", "/usr/bin/chromium")
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class ServedApp:
+    url: str
+    port: int
+    env: dict[str, str]
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+
+def wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"app exited early:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+                if resp.read().decode().strip() == "ok":
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError(f"app did not become healthy:\n{log.read_text()[-3000:]}")
+
+
+def start_app(env: dict[str, str], log: Path, port: int | None = None) -> ServedApp:
+    port = port or free_port()
+    fh = log.open("ab")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reader_app.cli", "serve", "--port", str(port)],
+        env=env,
+        stdout=fh,
+        stderr=subprocess.STDOUT,
+        cwd=ROOT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    wait_healthy(url, proc, log)
+    return ServedApp(url=url, port=port, env=env, proc=proc, log=log)
+
+
+def stop_app(app: ServedApp) -> None:
+    app.proc.terminate()
+    try:
+        app.proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        app.proc.kill()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    if not Path(CHROMIUM).exists() or shutil.which(CHROMIUM) is None:
+        if IN_CI:
+            pytest.fail(f"CI=true but Chromium is missing at {CHROMIUM}", pytrace=False)
+        pytest.skip(f"Chromium not installed at {CHROMIUM}")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def served(settings: object, tmp_path: Path) -> Iterator[ServedApp]:
+    """The app served on a free port against this test's database (SQLite or PostgreSQL)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMLIT_")}
+    app = start_app(env, tmp_path / "app.log")
+    yield app
+    stop_app(app)
+
+
+@pytest.fixture
+def page(browser: object) -> Iterator[object]:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})  # type: ignore[attr-defined]
+    pg = context.new_page()
+    pg.set_default_timeout(20_000)
+    yield pg
+    context.close()
+
+
+def artifact(name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS / name
