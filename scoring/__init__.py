@@ -1,0 +1,110 @@
+"""Pure scoring library for reader studies (SCORING.md is the normative spec).
+
+Humans and models go through the same functions. Start with
+``score_responses(frame)``; ``scoring.io`` reads RadLE and model-output files.
+This package imports no application code (no streamlit, sqlmodel, pydicom).
+"""
+
+from scoring.agreement import cohen_kappa, fleiss_kappa, outcome_table
+from scoring.bootstrap import (
+    bootstrap_counts,
+    percentile_ci,
+    resample_weights,
+    responder_counts,
+    two_way_pool_counts,
+)
+from scoring.categories import CATEGORY_NAMES, N_CATEGORIES, STATUSES, category_points
+from scoring.frame import TIDY_COLUMNS, FrameError, UngradedRowsError, validate_frame
+from scoring.params import (
+    SCORING_SPEC_VERSION,
+    ScoringParams,
+    register_handover_variant,
+    register_safety_variant,
+)
+from scoring.permutation import sign_flip_test
+from scoring.points import ResponseMatrix, build_matrix, count_vectors, row_points
+from scoring.pool import Pool, build_pools, case_contributions, pool_members
+from scoring.radle import (
+    attempted_accuracy,
+    radle_a,
+    radle_c,
+    radle_h,
+    radle_metrics,
+    radle_r,
+    radle_s,
+    wilson_interval,
+)
+from scoring.render import format_table, report_frame, report_json, to_jsonable
+from scoring.report import CI_METRICS, metrics_from_counts, responder_metrics, score_responses
+from scoring.rubric import TIERS, rubric_summary, rubric_tier
+from scoring.secondary import (
+    aurc,
+    brier_score,
+    expected_calibration_error,
+    likert_accuracy,
+    response_profile,
+    risk_coverage,
+    secondary_metrics,
+    spearman_rho,
+)
+from scoring.status import is_idk_text
+
+__all__ = [
+    "CATEGORY_NAMES",
+    "CI_METRICS",
+    "N_CATEGORIES",
+    "SCORING_SPEC_VERSION",
+    "STATUSES",
+    "TIDY_COLUMNS",
+    "TIERS",
+    "FrameError",
+    "Pool",
+    "ResponseMatrix",
+    "ScoringParams",
+    "UngradedRowsError",
+    "attempted_accuracy",
+    "aurc",
+    "bootstrap_counts",
+    "brier_score",
+    "build_matrix",
+    "build_pools",
+    "case_contributions",
+    "category_points",
+    "cohen_kappa",
+    "count_vectors",
+    "expected_calibration_error",
+    "fleiss_kappa",
+    "format_table",
+    "is_idk_text",
+    "likert_accuracy",
+    "metrics_from_counts",
+    "outcome_table",
+    "percentile_ci",
+    "pool_members",
+    "radle_a",
+    "radle_c",
+    "radle_h",
+    "radle_metrics",
+    "radle_r",
+    "radle_s",
+    "register_handover_variant",
+    "register_safety_variant",
+    "report_frame",
+    "report_json",
+    "resample_weights",
+    "responder_counts",
+    "responder_metrics",
+    "response_profile",
+    "risk_coverage",
+    "row_points",
+    "rubric_summary",
+    "rubric_tier",
+    "score_responses",
+    "secondary_metrics",
+    "sign_flip_test",
+    "spearman_rho",
+    "to_jsonable",
+    "two_way_pool_counts",
+    "validate_frame",
+    "wilson_interval",
+]

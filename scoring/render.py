@@ -1,0 +1,105 @@
+"""Turn a report dict into JSON-safe data, a flat table (CSV) or text."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+
+from scoring.report import POOL_NAME
+
+TABLE_COLUMNS: Final = (
+    ("responder", "responder"),
+    ("kind", "kind"),
+    ("group", "group"),
+    ("n_cases", "N"),
+    ("radle_c", "RadLE-C"),
+    ("radle_a", "A"),
+    ("radle_r", "R"),
+    ("radle_s", "S"),
+    ("radle_h", "H"),
+    ("idk_rate", "IDK"),
+)
+_NESTED: Final = ("by_group", "readers", "excluded_readers")
+
+
+def to_jsonable(value: Any) -> Any:
+    """NaN and inf become None (JSON null); numpy scalars become Python ones."""
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def report_json(report: dict[str, Any], indent: int | None = 2) -> str:
+    """Strict JSON (no NaN tokens) of a report."""
+    return json.dumps(to_jsonable(report), indent=indent, allow_nan=False)
+
+
+def report_frame(report: dict[str, Any]) -> pd.DataFrame:
+    """One row per responder, then the overall pool and one row per group pool.
+
+    Pool rows have responder ``human_pool`` and kind ``pool``; the overall
+    pool has an empty group. Every row carries the parameters as columns.
+    """
+    pool = report["human_pool"]
+    rows = [*report["responders"], pool, *pool.get("by_group", [])]
+    flat = []
+    for row in rows:
+        out = {k: v for k, v in row.items() if k not in _NESTED}
+        if "readers" in row:
+            out["readers"] = "|".join(row["readers"])
+        flat.append(out)
+    frame = pd.DataFrame(flat)
+    for key, value in report["params"].items():
+        frame[f"param_{key}"] = value
+    return frame
+
+
+def format_table(report: dict[str, Any]) -> str:
+    """A fixed-width text table of the headline metrics, with CIs when present."""
+    pool = report["human_pool"]
+    rows = [*report["responders"], pool, *pool.get("by_group", [])]
+    header = [label for _, label in TABLE_COLUMNS]
+    body = [[_cell(row, key) for key, _ in TABLE_COLUMNS] for row in rows]
+    widths = [
+        max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(header)
+    ]
+    lines = [
+        "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)),
+        "  ".join("-" * w for w in widths),
+    ]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
+    params = report["params"]
+    notes = [
+        f"pool: {pool.get('n_readers', 0)} reader(s) with completion >= {params['min_completion']}",
+        "R is n/a when nothing was answered at Likert >= tau_high; [a, b] = 95% bootstrap CI",
+        "params: " + ", ".join(f"{k}={v}" for k, v in params.items()),
+    ]
+    return "\n".join([*lines, "", *notes])
+
+
+def _cell(row: dict[str, Any], key: str) -> str:
+    value = row.get(key)
+    if key == "responder" and value == POOL_NAME and row.get("group"):
+        return f"{POOL_NAME}[{row['group']}]"
+    if value is None:
+        return "" if key == "group" else "n/a"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "n/a"
+        digits = 3 if key in ("radle_a", "radle_r", "idk_rate") else 1
+        text = f"{value:.{digits}f}"
+        low, high = row.get(f"{key}_ci_low"), row.get(f"{key}_ci_high")
+        if isinstance(low, float) and isinstance(high, float) and math.isfinite(low):
+            text += f" [{low:.{digits}f}, {high:.{digits}f}]"
+        return text
+    return str(value)

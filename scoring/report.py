@@ -1,0 +1,177 @@
+"""The whole result: every responder, the human pool, CIs and tests, with params.
+
+``score_responses`` is the one entry point the CLI, the app and notebooks use;
+it returns plain dicts and lists (floats may be NaN; see scoring.render).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+
+from scoring.agreement import fleiss_kappa, outcome_table
+from scoring.bootstrap import bootstrap_counts, percentile_ci
+from scoring.categories import FloatArray
+from scoring.frame import validate_frame
+from scoring.params import ScoringParams
+from scoring.permutation import sign_flip_test
+from scoring.points import ResponseMatrix, build_matrix
+from scoring.pool import Pool, build_pools, pool_members
+from scoring.radle import radle_metrics
+from scoring.secondary import secondary_metrics
+
+# Scalar metrics that get a bootstrap CI (and a model-minus-pool difference).
+CI_METRICS: Final = (
+    "radle_c",
+    "radle_a",
+    "attempted_accuracy",
+    "radle_r",
+    "radle_s",
+    "radle_h",
+    "idk_rate",
+    "confident_error_rate",
+    "likert4_accuracy",
+    "brier",
+    "ece",
+    "spearman_rho",
+    "aurc",
+)
+POOL_NAME: Final = "human_pool"
+
+
+def metrics_from_counts(counts: FloatArray, params: ScoringParams) -> dict[str, FloatArray]:
+    """Every metric of SCORING.md section 3 from count vectors (..., 14)."""
+    return {**radle_metrics(counts, params), **secondary_metrics(counts)}
+
+
+def responder_metrics(
+    data: pd.DataFrame | Iterable[Mapping[str, Any]],
+    params: ScoringParams | None = None,
+    *,
+    case_ids: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """One row per responder with every point metric (no pool, no bootstrap)."""
+    params = params or ScoringParams()
+    matrix = build_matrix(validate_frame(data), case_ids)
+    metrics = metrics_from_counts(matrix.counts(), params)
+    out = pd.DataFrame(
+        {
+            "responder": list(matrix.responders),
+            "kind": list(matrix.kinds),
+            "group": list(matrix.groups),
+            "n_cases": matrix.n_cases,
+            "completion": matrix.completion(),
+            **metrics,
+        }
+    )
+    out.attrs["params"] = params.to_dict()
+    return out
+
+
+def score_responses(
+    data: pd.DataFrame | Iterable[Mapping[str, Any]],
+    params: ScoringParams | None = None,
+    *,
+    case_ids: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """Score a tidy frame: ``{"responders": [...], "human_pool": {...}, "params": {...}}``.
+
+    ``case_ids`` fixes the scored case set (default: every case in the data).
+    With ``params.n_boot > 0`` each arm gets percentile CIs from the paired
+    bootstrap and each model its difference to the pool, with CI and
+    sign-flip permutation p-value (``perm_p_vs_pool``).
+    """
+    params = params or ScoringParams()
+    matrix = build_matrix(validate_frame(data), case_ids)
+    pools = build_pools(matrix, params)
+    members = pool_members(matrix, params.min_completion)
+    completion = matrix.completion()
+    resp = _rows(metrics_from_counts(matrix.counts(), params), len(matrix.responders))
+    pooled = _rows(metrics_from_counts(np.stack([p.counts() for p in pools]), params), len(pools))
+    for i, row in enumerate(resp):
+        row.update(
+            responder=matrix.responders[i],
+            kind=matrix.kinds[i],
+            group=matrix.groups[i],
+            n_cases=matrix.n_cases,
+            completion=float(completion[i]),
+            in_pool=bool(members[i]),
+        )
+    for pool, row in zip(pools, pooled, strict=True):
+        row.update(
+            responder=POOL_NAME,
+            kind="pool",
+            group=pool.group,
+            n_cases=matrix.n_cases,
+            n_readers=len(pool.readers),
+            readers=list(pool.readers),
+        )
+    if params.n_boot > 0 and matrix.n_cases > 0:
+        _add_inference(matrix, pools, params, resp, pooled)
+    overall = pooled[0]
+    overall["excluded_readers"] = [
+        r
+        for r, k, m in zip(matrix.responders, matrix.kinds, members, strict=True)
+        if k == "human" and not m
+    ]
+    overall["fleiss_kappa"] = fleiss_kappa(outcome_table(matrix.categories[pools[0].reader_index]))
+    overall["by_group"] = pooled[1:]
+    return {
+        "responders": [_ordered(r) for r in resp],
+        "human_pool": _ordered(overall),
+        "params": params.to_dict(),
+    }
+
+
+def _rows(metrics: dict[str, FloatArray], n: int) -> list[dict[str, Any]]:
+    return [{k: float(v[i]) for k, v in metrics.items()} for i in range(n)]
+
+
+def _ordered(row: dict[str, Any]) -> dict[str, Any]:
+    """Identity columns first, then metrics in a stable order."""
+    head = ["responder", "kind", "group", "n_cases"]
+    return {
+        **{k: row[k] for k in head if k in row},
+        **{k: v for k, v in row.items() if k not in head},
+    }
+
+
+def _add_inference(
+    matrix: ResponseMatrix,
+    pools: list[Pool],
+    params: ScoringParams,
+    resp: list[dict[str, Any]],
+    pooled: list[dict[str, Any]],
+) -> None:
+    """Bootstrap CIs for every arm, model-minus-pool differences and p-values."""
+    boot_resp, boot_pool = bootstrap_counts(matrix, pools, params)
+    m_resp = metrics_from_counts(boot_resp, params)
+    m_pool = metrics_from_counts(boot_pool, params)
+    models = [i for i, k in enumerate(matrix.kinds) if k == "model"]
+    has_pool = len(pools[0].readers) > 0
+    for name in CI_METRICS:
+        for rows, samples in ((resp, m_resp[name]), (pooled, m_pool[name])):
+            low, high = percentile_ci(samples)
+            for j, row in enumerate(rows):
+                row[f"{name}_ci_low"], row[f"{name}_ci_high"] = float(low[j]), float(high[j])
+        if not models:
+            continue
+        diff = m_resp[name][:, models] - m_pool[name][:, :1]
+        low, high = percentile_ci(diff)
+        for j, i in enumerate(models):
+            resp[i][f"{name}_diff_vs_pool"] = resp[i][name] - pooled[0][name]
+            resp[i][f"{name}_diff_vs_pool_ci_low"] = float(low[j])
+            resp[i][f"{name}_diff_vs_pool_ci_high"] = float(high[j])
+    if models:
+        pool_points = pools[0].case_points(params.idk_score)
+        diffs = (matrix.points(params.idk_score)[models] - pool_points).T
+        p = (
+            sign_flip_test(diffs, params.n_boot, params.seed)
+            if has_pool
+            else np.full(len(models), np.nan)
+        )
+        for j, i in enumerate(models):
+            resp[i]["perm_p_vs_pool"] = float(p[j])
