@@ -52,9 +52,11 @@ def wilson_interval(
         denom = 1.0 + z**2 / n
         centre = (p + z**2 / (2.0 * n)) / denom
         half = z / denom * np.sqrt(np.maximum(p * (1.0 - p) / n + z**2 / (4.0 * n**2), 0.0))
-    low: FloatArray = np.clip(centre - half, 0.0, 1.0)
-    high: FloatArray = np.clip(centre + half, 0.0, 1.0)
-    return low, high
+    # The bounds are exactly 0 at p = 0 and 1 at p = 1; say so instead of rounding.
+    low: FloatArray = np.where(successes <= 0, 0.0, np.clip(centre - half, 0.0, 1.0))
+    high: FloatArray = np.where(successes >= n, 1.0, np.clip(centre + half, 0.0, 1.0))
+    nan = np.isnan(p)
+    return np.where(nan, np.nan, low), np.where(nan, np.nan, high)
 
 
 def radle_r(counts: FloatArray, tau_high: int = 3) -> FloatArray:

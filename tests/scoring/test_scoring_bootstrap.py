@@ -26,8 +26,10 @@ from scoring.pool import case_contributions
 
 
 def random_matrix(seed: int, n_resp: int = 6, n_cases: int = 9) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, N_CATEGORIES, size=(n_resp, n_cases)).astype(
-        np.int8
+    return (
+        np.random.default_rng(seed)
+        .integers(0, N_CATEGORIES, size=(n_resp, n_cases))
+        .astype(np.int8)
     )
 
 

@@ -23,7 +23,15 @@ def status_of(**fields: object) -> str:
 
 @pytest.mark.parametrize(
     "text",
-    ["I don't know", "I dont know", "Idon't know", "IDK", "idk.", "i DON\u2019T KNOW", " I don`t know "],
+    [
+        "I don't know",
+        "I dont know",
+        "Idon't know",
+        "IDK",
+        "idk.",
+        "i DON\u2019T KNOW",
+        " I don`t know ",
+    ],
 )
 def test_idk_spellings(text: str) -> None:
     assert is_idk_text(text)
@@ -80,7 +88,7 @@ def test_ungraded_answered_rows_are_listed() -> None:
 def test_bad_values_are_errors() -> None:
     with pytest.raises(FrameError, match="kind"):
         validate_frame([one(kind="robot")])
-    with pytest.raises(FrameError, match="verdict|correct"):
+    with pytest.raises(FrameError, match=r"verdict|correct"):
         validate_frame([one(correct="maybe")])
     with pytest.raises(FrameError, match="duplicate"):
         validate_frame([one(), one()])

@@ -1,0 +1,137 @@
+"""`readerstudy score RESPONSES.csv`: the metrics of SCORING.md for every
+responder and the human pool, as JSON, CSV or a text table."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from scoring import (
+    FrameError,
+    ScoringParams,
+    format_table,
+    report_frame,
+    report_json,
+    score_responses,
+)
+from scoring.io import read_radle_csv, read_responses_csv
+from scoring.params import H_AGGREGATES
+
+_DEFAULTS = ScoringParams()
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register the ``score`` subcommand on the dispatcher's subparsers."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "score",
+        help="score responses: RadLE C/A/R/S/H, calibration, the human pool, bootstrap CIs",
+        description=(
+            "Score a responses CSV (the tidy frame of SCORING.md section 1: responder, kind, "
+            "group, case_id, status, diagnosis, likert, correct; a `verdict` column with "
+            "correct/incorrect/pending may stand in for `correct`). Answered rows without a "
+            "verdict are an error: grade them first."
+        ),
+    )
+    parser.add_argument("responses", metavar="RESPONSES.csv", help="responses CSV to score")
+    parser.add_argument(
+        "--format",
+        choices=("json", "csv", "table"),
+        default="table",
+        help="output format (default: table)",
+    )
+    parser.add_argument(
+        "--input-format",
+        choices=("tidy", "radle"),
+        default="tidy",
+        help="tidy responses CSV (default) or a RadLE long-master CSV",
+    )
+    parser.add_argument(
+        "--include-excluded",
+        action="store_true",
+        help="RadLE input: keep rows with access == excluded (left out by default)",
+    )
+    parser.add_argument(
+        "--cases",
+        metavar="FILE",
+        help="fix the scored case set: one case_id per line (default: every case in the input)",
+    )
+    parser.add_argument(
+        "--idk-score",
+        type=float,
+        default=_DEFAULTS.idk_score,
+        help="points for an 'I don't know' (default: 0)",
+    )
+    parser.add_argument(
+        "--tau-high",
+        type=int,
+        default=_DEFAULTS.tau_high,
+        help="Likert threshold of autonomous answers for R and H (default: 3)",
+    )
+    parser.add_argument(
+        "--h-aggregate",
+        choices=H_AGGREGATES,
+        default=_DEFAULTS.h_aggregate,
+        help="how H combines R, Cov and D (default: geometric)",
+    )
+    parser.add_argument(
+        "--min-completion",
+        type=float,
+        default=_DEFAULTS.min_completion,
+        help="readers need this share of cases to enter the pool (default: 1.0)",
+    )
+    parser.add_argument(
+        "--bootstrap",
+        type=int,
+        default=_DEFAULTS.n_boot,
+        metavar="B",
+        help=(
+            "bootstrap replicates, also the number of sign-flip permutations; "
+            "0 turns CIs and p-values off (default: 2000)"
+        ),
+    )
+    parser.add_argument(
+        "--two-way",
+        action="store_true",
+        help="resample readers as well as cases for the pool's CIs",
+    )
+    parser.add_argument("--seed", type=int, default=_DEFAULTS.seed, help="random seed (default: 0)")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def _read_cases(path: str) -> list[str]:
+    lines = [line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines()]
+    cases = [line for line in lines if line]
+    return cases[1:] if cases and cases[0] == "case_id" else cases
+
+
+def run(args: argparse.Namespace) -> int:
+    """Score the file and print it; exit 2 with a message on bad input."""
+    try:
+        params = ScoringParams(
+            idk_score=args.idk_score,
+            tau_high=args.tau_high,
+            h_aggregate=args.h_aggregate,
+            min_completion=args.min_completion,
+            n_boot=args.bootstrap,
+            seed=args.seed,
+            bootstrap_mode="two-way" if args.two_way else "case",
+        )
+        if args.input_format == "radle":
+            frame = read_radle_csv(args.responses, include_excluded=args.include_excluded)
+        else:
+            frame = read_responses_csv(args.responses)
+        cases = _read_cases(args.cases) if args.cases else None
+        report = score_responses(frame, params, case_ids=cases)
+    except (FrameError, ValueError, OSError) as exc:
+        print(f"readerstudy score: error: {exc}", file=sys.stderr)
+        return 2
+    if args.format == "json":
+        sys.stdout.write(report_json(report) + "\n")
+    elif args.format == "csv":
+        report_frame(report).to_csv(sys.stdout, index=False)
+    else:
+        sys.stdout.write(format_table(report) + "\n")
+    return 0
