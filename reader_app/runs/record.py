@@ -1,0 +1,171 @@
+"""The run record: what was asked, of which model, where, and what came back.
+
+A run is identified by (study, name). Running again under the same name
+resumes it, so the settings must match what the run recorded: a different
+model, prompt or sampling parameter would mix two experiments under one name.
+Operational knobs (concurrency, timeout, retries) may change between sessions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from reader_app.models import Case, ModelRun, Response, Study, utcnow
+from reader_app.runs.prompt import Prompt
+from scoring.io.model_output import ParsedAnswer
+
+STRIP_MODES = ("slices", "montage")
+
+
+class RunConflict(ValueError):
+    """The named run exists with other settings; pick another name."""
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What defines an experiment: the model, its sampling parameters, what it sees."""
+
+    name: str
+    model: str
+    group: str | None = None
+    temperature: float | None = 0.0
+    seed: int | None = 0
+    max_tokens: int | None = 1024
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    strip_mode: str = "slices"
+
+    def __post_init__(self) -> None:
+        if not self.name.strip() or len(self.name) > 200:
+            raise ValueError("run name must be 1-200 characters")
+        if self.strip_mode not in STRIP_MODES:
+            raise ValueError(f"strip mode must be one of {STRIP_MODES}, not {self.strip_mode!r}")
+
+    def sampling(self) -> dict[str, Any]:
+        """Request fields besides model and messages; ``extra`` wins, and None drops a field."""
+        merged: dict[str, Any] = {
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "max_tokens": self.max_tokens,
+            **self.extra,
+        }
+        return {k: v for k, v in merged.items() if v is not None}
+
+    def request_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"model": self.model, "messages": messages, **self.sampling()}
+
+
+def run_params(spec: RunSpec, prompt: Prompt) -> dict[str, Any]:
+    return {
+        "temperature": spec.temperature,
+        "seed": spec.seed,
+        "max_tokens": spec.max_tokens,
+        "extra": dict(spec.extra),
+        "strip_mode": spec.strip_mode,
+        "prompt_sha256": prompt.sha256,
+    }
+
+
+def find_run(*, session: Session, study: Study, name: str) -> ModelRun | None:
+    return session.exec(
+        select(ModelRun).where(ModelRun.study_id == study.id, ModelRun.name == name)
+    ).first()
+
+
+def open_run(
+    *, session: Session, study: Study, spec: RunSpec, prompt: Prompt, host: str
+) -> tuple[ModelRun, bool]:
+    """Create the run, or return the existing one to resume; (run, resumed). Flushes."""
+    params = run_params(spec, prompt)
+    run = find_run(session=session, study=study, name=spec.name)
+    if run is None:
+        assert study.id is not None
+        run = ModelRun(
+            study_id=study.id,
+            name=spec.name,
+            model=spec.model,
+            group_name=spec.group,
+            endpoint_host=host[:255],
+            params_json=json.dumps(params, sort_keys=True),
+            prompt_version=prompt.version,
+            source="runner",
+        )
+        session.add(run)
+        session.flush()
+        return run, False
+    if run.source != "runner":
+        raise RunConflict(f"run {spec.name!r} was imported; choose another --name")
+    recorded = json.loads(run.params_json or "{}")
+    differ = [k for k in params if recorded.get(k) != params[k]]
+    if run.model != spec.model:
+        differ.insert(0, "model")
+    if run.prompt_version != prompt.version:
+        differ.append("prompt_version")
+    if differ:
+        raise RunConflict(
+            f"run {spec.name!r} exists with different {', '.join(sorted(set(differ)))}; "
+            "resume it with the same settings or choose another --name"
+        )
+    return run, True
+
+
+def is_technical_failure(row: Response) -> bool:
+    return row.status == "failure" and "error" in json.loads(row.meta_json or "{}")
+
+
+def answer_fields(parsed: ParsedAnswer) -> dict[str, Any]:
+    """Response columns for a parsed answer, within the table's CHECK constraints."""
+    if parsed.status == "idk":
+        return {"status": "idk", "diagnosis": None, "likert": None, "idk": True}
+    if parsed.status == "failure":
+        return {"status": "failure", "diagnosis": None, "likert": None, "idk": False}
+    likert = parsed.likert if parsed.likert is not None and 0 <= parsed.likert <= 4 else None
+    status = parsed.status if likert is not None else "invalid"
+    return {"status": status, "diagnosis": parsed.diagnosis, "likert": likert, "idk": False}
+
+
+def scored_case_count(*, session: Session, study_id: int) -> int:
+    return len(
+        session.exec(
+            select(Case.id).where(Case.study_id == study_id, col(Case.practice).is_(False))
+        ).all()
+    )
+
+
+def run_totals(*, session: Session, run: ModelRun) -> dict[str, Any]:
+    """Counts, tokens and latency over the run's stored responses (not per session)."""
+    rows = session.exec(select(Response).where(Response.model_run_id == run.id)).all()
+    statuses = Counter(r.status for r in rows)
+    metas = [json.loads(r.meta_json or "{}") for r in rows]
+    latencies = [float(m["latency_s"]) for m in metas if m.get("latency_s") is not None]
+    n_cases = scored_case_count(session=session, study_id=run.study_id)
+    totals: dict[str, Any] = {
+        "cases": n_cases,
+        "responses": len(rows),
+        "missing": max(n_cases - len(rows), 0),
+        **{s: statuses.get(s, 0) for s in ("answered", "idk", "invalid", "failure")},
+        "technical_failures": sum(1 for m in metas if "error" in m),
+    }
+    for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+        totals[key] = sum(int(m.get(key) or 0) for m in metas)
+    totals["latency_s_total"] = round(sum(latencies), 3)
+    totals["latency_s_mean"] = round(sum(latencies) / len(latencies), 3) if latencies else None
+    totals["latency_s_max"] = round(max(latencies), 3) if latencies else None
+    return totals
+
+
+def finish_run(*, session: Session, run: ModelRun, sessions: int | None = None) -> dict[str, Any]:
+    """Stamp the end time and recompute totals (flushes)."""
+    totals = run_totals(session=session, run=run)
+    previous = json.loads(run.totals_json or "{}")
+    totals["sessions"] = sessions if sessions is not None else int(previous.get("sessions", 0)) + 1
+    run.totals_json = json.dumps(totals, sort_keys=True)
+    run.finished_at = utcnow()
+    session.add(run)
+    session.flush()
+    return totals
