@@ -44,7 +44,7 @@ class QueueItem:
 
     item_id: str
     case_public_id: str
-    kind: str
+    case_kind: str  # spot | strip (the case's kind, not the responder's)
     history: str | None
     images: tuple[QueueImage, ...]
     reference: str
@@ -130,7 +130,7 @@ def build_item(
     return QueueItem(
         item_id=item.item_id,
         case_public_id=case.public_id,
-        kind=case.kind,
+        case_kind=case.kind,
         history=case.history,
         images=tuple(QueueImage(i.sha256, i.label, i.role) for i in images),
         reference=entry.diagnosis,

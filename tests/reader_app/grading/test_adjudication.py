@@ -39,7 +39,7 @@ def test_queue_item_carries_no_responder_field() -> None:
     assert names == {
         "item_id",
         "case_public_id",
-        "kind",
+        "case_kind",
         "history",
         "images",
         "reference",
