@@ -14,6 +14,8 @@ COMMAND_MODULES = (
     "serve",
     "invite",
     "export",
+    "backup",
+    "restore",
 )
 
 
