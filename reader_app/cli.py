@@ -16,6 +16,8 @@ COMMAND_MODULES = (
     "export",
     "backup",
     "restore",
+    "import_run",
+    "run_model",
 )
 
 

@@ -1,0 +1,103 @@
+"""``readerstudy import-run FILE [--format jsonl/csv/radle]``: outputs into a study.
+
+Model outputs (JSONL or CSV, parsed leniently) become a model run; a RadLE
+long-master CSV brings its human readers, its model runs and its verdicts.
+Cases are matched by the manifest's case id, so import the study first.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from sqlmodel import Session, select
+
+from reader_app.commands.common import (
+    CommandError,
+    cli_session,
+    fail,
+    require_study,
+    settings_or_exit,
+)
+from reader_app.models import Study
+from reader_app.runs.autograde_hook import autograde_after_run
+from reader_app.runs.import_writer import RunImportError
+from reader_app.runs.importers import FORMATS, import_run_file
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "import-run",
+        help="import model outputs (JSONL/CSV) or a RadLE long-master CSV into a study",
+        description=(
+            "Model outputs become a model run; a RadLE long-master CSV brings its human "
+            "readers, model runs and verdicts. Cases are matched by the manifest's case id. "
+            "See docs/model-runs.md."
+        ),
+    )
+    p.add_argument("file", help="the file to import")
+    p.add_argument("--format", choices=FORMATS, help="default: from the file name and header")
+    p.add_argument("--study", help="study slug (may be left out when there is one study)")
+    p.add_argument("--name", help="run name, when the file has no responder/model column")
+    p.add_argument("--model", help="model name to record (default: the file's or the run name)")
+    p.add_argument("--group", help="group for analysis, e.g. the provider")
+    p.add_argument("--prompt-version", help="the prompt the outputs answered, for the record")
+    p.add_argument(
+        "--include-excluded", action="store_true", help="radle: keep access == excluded rows"
+    )
+    p.add_argument(
+        "--verdict-conflicts",
+        choices=["error", "majority"],
+        default="error",
+        help="radle: when the file grades one answer both ways (default: error)",
+    )
+    p.add_argument(
+        "--replace", action="store_true", help="overwrite rows already imported for a case"
+    )
+    p.add_argument("--no-autograde", action="store_true", help="do not grade after the import")
+    p.set_defaults(func=run)
+
+
+def _study(session: Session, slug: str | None) -> Study:
+    if slug:
+        return require_study(session, slug)
+    studies = session.exec(select(Study)).all()
+    if len(studies) != 1:
+        raise CommandError(f"there are {len(studies)} studies: name one with --study")
+    return studies[0]
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = settings_or_exit()
+    try:
+        with cli_session(settings) as session:
+            study = _study(session, args.study)
+            summary = import_run_file(
+                session=session,
+                study=study,
+                source=args.file,
+                fmt=args.format,
+                name=args.name,
+                model=args.model,
+                group=args.group,
+                prompt_version=args.prompt_version,
+                include_excluded=args.include_excluded,
+                replace=args.replace,
+                verdict_conflicts=args.verdict_conflicts,
+            )
+            graded = None
+            if not args.no_autograde:
+                assert study.id is not None
+                graded = autograde_after_run(
+                    session=session, study_id=study.id, actor="cli:import-run"
+                )
+    except (CommandError, RunImportError, OSError) as exc:
+        return fail(str(exc))
+    if graded:
+        print(graded)
+    who = [f"run {r}" for r in summary.runs] + [f"reader {r}" for r in summary.readers]
+    print(
+        f"imported {summary.format} into {study.slug}: {', '.join(who)}; "
+        f"{summary.added} added, {summary.updated} replaced, {summary.skipped} already present; "
+        f"{summary.verdicts_added} verdicts added to grade memory"
+    )
+    return 0

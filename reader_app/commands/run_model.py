@@ -1,0 +1,168 @@
+"""``readerstudy run-model STUDY --endpoint URL --model NAME``: a model takes the exam.
+
+The model gets each scored case's PNGs, byte for byte what a reader is
+served, from any OpenAI-compatible chat-completions endpoint. Rerunning the
+same command resumes: only cases without an answer are asked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from reader_app.commands.common import (
+    CommandError,
+    cli_session,
+    fail,
+    require_study,
+    settings_or_exit,
+)
+from reader_app.runs.autograde_hook import autograde_after_run
+from reader_app.runs.client import ChatClient, endpoint_host
+from reader_app.runs.progress import TextProgress
+from reader_app.runs.prompt import DEFAULT_PROMPT, load_prompt
+from reader_app.runs.record import STRIP_MODES, RunConflict, RunSpec
+from reader_app.runs.runner import RunAborted, RunSummary, run_model
+
+
+def _optional_float(text: str) -> float | None:
+    return None if text.lower() == "none" else float(text)
+
+
+def _optional_int(text: str) -> int | None:
+    return None if text.lower() == "none" else int(text)
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "run-model",
+        help="run an OpenAI-compatible model on a study's cases (resumable)",
+        description=(
+            "Send each scored case's PNGs, byte for byte what a reader is served, to an "
+            "OpenAI-compatible chat-completions endpoint and store the answers as a model run. "
+            "Rerunning the same command resumes. See docs/model-runs.md."
+        ),
+    )
+    p.add_argument("study", help="study slug")
+    p.add_argument(
+        "--endpoint",
+        required=True,
+        help="base URL, e.g. http://127.0.0.1:8000/v1 (vLLM) or https://api.openai.com/v1",
+    )
+    p.add_argument("--model", required=True, help="model name the endpoint expects")
+    p.add_argument("--name", help="run name (default: the model name); same name = resume")
+    p.add_argument("--group", help="group for analysis, e.g. the provider")
+    p.add_argument("--concurrency", type=int, default=4, help="requests in flight (default 4)")
+    p.add_argument(
+        "--prompt",
+        default=DEFAULT_PROMPT,
+        help=f"built-in prompt version or a prompt file (default {DEFAULT_PROMPT})",
+    )
+    p.add_argument("--strip-mode", choices=STRIP_MODES, default="slices")
+    p.add_argument("--temperature", type=_optional_float, default=0.0, help="'none' to omit")
+    p.add_argument("--seed", type=_optional_int, default=0, help="'none' to omit")
+    p.add_argument("--max-tokens", type=_optional_int, default=1024, help="'none' to omit")
+    p.add_argument(
+        "--extra",
+        default="{}",
+        help="JSON object merged into each request, e.g. '{\"top_p\": 0.9}'; null drops a field",
+    )
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
+    p.add_argument("--max-retries", type=int, default=5, help="retries on 429/5xx/timeouts")
+    p.add_argument("--backoff", type=float, default=1.0, help="first retry delay, seconds")
+    p.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        help="environment variable holding the API key (default OPENAI_API_KEY; unset = none)",
+    )
+    p.add_argument(
+        "--retry-failures",
+        action="store_true",
+        help="ask again the cases that failed technically (timeouts, errors) in earlier sessions",
+    )
+    p.add_argument("--no-autograde", action="store_true", help="do not grade after the run")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def _spec(args: argparse.Namespace) -> RunSpec:
+    try:
+        extra = json.loads(args.extra)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--extra is not JSON: {exc.msg}") from exc
+    if not isinstance(extra, dict):
+        raise ValueError("--extra must be a JSON object")
+    return RunSpec(
+        name=args.name or args.model,
+        model=args.model,
+        group=args.group,
+        temperature=args.temperature,
+        seed=args.seed,
+        max_tokens=args.max_tokens,
+        extra=extra,
+        strip_mode=args.strip_mode,
+    )
+
+
+def summary_line(summary: RunSummary) -> str:
+    t = summary.totals
+    line = (
+        f"run {summary.name}: {t['responses']}/{t['cases']} cases "
+        f"({t['answered']} answered, {t['idk']} idk, {t['invalid']} invalid, "
+        f"{t['failure']} failure of which {t['technical_failures']} technical); "
+        f"asked {summary.asked} this session; tokens {t['prompt_tokens']} in, "
+        f"{t['completion_tokens']} out"
+    )
+    if t.get("latency_s_mean") is not None:
+        line += f"; mean latency {t['latency_s_mean']} s"
+    return line
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = settings_or_exit()
+    try:
+        spec = _spec(args)
+        prompt = load_prompt(args.prompt)
+        client = ChatClient(
+            args.endpoint,
+            api_key=os.environ.get(args.api_key_env) or None,
+            timeout_s=args.timeout,
+            max_retries=args.max_retries,
+            backoff_s=args.backoff,
+        )
+    except (ValueError, OSError) as exc:
+        return fail(str(exc))
+    try:
+        with client, cli_session(settings) as session:
+            study = require_study(session, args.study)
+            assert study.id is not None
+            summary = run_model(
+                session=session,
+                study=study,
+                spec=spec,
+                prompt=prompt,
+                client=client,
+                asset_dir=settings.asset_dir,
+                host=endpoint_host(args.endpoint),
+                concurrency=args.concurrency,
+                retry_failures=args.retry_failures,
+                progress=None if args.quiet else TextProgress(),
+            )
+            graded = None
+            if not args.no_autograde:
+                graded = autograde_after_run(
+                    session=session, study_id=study.id, actor="cli:run-model"
+                )
+    except RunAborted as exc:
+        return fail(f"run stopped: {exc} (check --endpoint, --model and ${args.api_key_env})")
+    except (CommandError, RunConflict, ValueError) as exc:
+        return fail(str(exc))
+    except KeyboardInterrupt:
+        print("\ninterrupted: answers so far are saved; rerun to resume", file=sys.stderr)
+        return 130
+    if graded:
+        print(graded)
+    print(summary_line(summary))
+    return 0

@@ -1,0 +1,215 @@
+"""Import model outputs (JSONL, CSV) or a RadLE long-master CSV into a study.
+
+Reading and parsing are scoring.io's (one lenient model-output parser, one
+RadLE reader); this module keeps what the tidy frame drops (the raw reply,
+tokens, latency, provenance) and hands rows to import_writer. One service,
+``import_run_file``, serves the CLI (``readerstudy import-run``) and the
+analyst page alike: it takes a path or the uploaded bytes.
+
+JSONL / CSV rows: ``case_id`` (the manifest's case id), a responder
+(``responder`` / ``model`` / ``run``, or ``name=``), and either
+``diagnosis`` + ``likert`` or the raw reply in ``output`` / ``response`` /
+``text`` / ``raw`` / ``completion``. Optional: ``group`` / ``provider``,
+``correct`` / ``verdict``, ``prompt_tokens``, ``completion_tokens``,
+``total_tokens``, ``latency_s``, ``image_sha256``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from sqlmodel import Session
+
+from reader_app.models import Study
+from reader_app.runs.import_writer import ImportRow, ImportSummary, RunImportError, write_rows
+from scoring.frame import FrameError, validate_frame
+from scoring.io.loaders import RAW_TEXT_KEYS, model_records_to_frame, read_responses_csv
+from scoring.io.radle import radle_to_tidy
+from scoring.status import is_missing_value
+
+FORMATS = ("jsonl", "csv", "radle")
+META_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "latency_s", "finish_reason")
+RADLE_PROVENANCE = ("run_id", "access", "final_score_source", "model_blinded", "Associated_Images")
+
+
+def _text(source: str | Path | bytes) -> tuple[str, bytes]:
+    data = source if isinstance(source, bytes) else Path(source).read_bytes()
+    try:
+        return data.decode("utf-8-sig"), data
+    except UnicodeDecodeError as exc:
+        raise RunImportError(f"the file is not UTF-8 text: {exc}") from exc
+
+
+def detect_format(text: str, filename: str | None = None) -> str:
+    """jsonl for .jsonl/.ndjson or a first line that is a JSON object; a CSV with the
+    RadLE columns is radle; any other CSV is csv."""
+    suffix = Path(filename or "").suffix.lower()
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    if suffix in (".jsonl", ".ndjson") or first.lstrip().startswith("{"):
+        return "jsonl"
+    header = first.replace('"', "")
+    if "Master_Case_ID" in header and "final_score_authoritative" in header:
+        return "radle"
+    return "csv"
+
+
+def _clean(value: Any) -> Any:
+    return None if is_missing_value(value) else value
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None or pd.isna(value) else int(value)
+
+
+def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
+    try:
+        return validate_frame(frame, require_verdicts=False)
+    except (FrameError, ValueError) as exc:
+        raise RunImportError(str(exc)) from exc
+
+
+def _row(tidy: Mapping[str, Any], **extra: Any) -> ImportRow:
+    diagnosis = tidy["diagnosis"]
+    return ImportRow(
+        responder=str(tidy["responder"]),
+        kind=str(tidy["kind"]),
+        group=_clean(tidy["group"]),
+        case_id=str(tidy["case_id"]),
+        status=str(tidy["status"]),
+        diagnosis=None if is_missing_value(diagnosis) else str(diagnosis),
+        likert=_int_or_none(tidy["likert"]),
+        correct=_int_or_none(tidy["correct"]),
+        **extra,
+    )
+
+
+def _records(text: str, fmt: str) -> list[dict[str, Any]]:
+    if fmt == "csv":
+        raw = read_responses_csv(io.StringIO(text))
+        return [{str(k): _clean(v) for k, v in r.items()} for r in raw.to_dict(orient="records")]
+    records = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise RunImportError(f"line {n} is not JSON: {exc.msg}") from exc
+            if not isinstance(obj, dict):
+                raise RunImportError(f"line {n} is not a JSON object")
+            records.append(obj)
+    return records
+
+
+def model_output_rows(
+    text: str, fmt: str, *, name: str | None, model: str | None, group: str | None
+) -> list[ImportRow]:
+    """JSONL / CSV model outputs, parsed by scoring.io, with raw reply and usage kept."""
+    records = _records(text, fmt)
+    try:
+        frame = model_records_to_frame(records, responder=name)
+    except FrameError as exc:
+        raise RunImportError(str(exc)) from exc
+    if group:
+        frame["group"] = group
+    rows = []
+    for record, tidy in zip(records, _tidy(frame).to_dict(orient="records"), strict=True):
+        usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
+        meta = {k: record[k] for k in META_KEYS if _clean(record.get(k)) is not None}
+        meta.update({k: v for k, v in usage.items() if k in META_KEYS})
+        raw = next((record[k] for k in RAW_TEXT_KEYS if _clean(record.get(k)) is not None), None)
+        rows.append(
+            _row(
+                tidy,
+                raw_reply=None if raw is None else str(raw),
+                model=model or _clean(record.get("model")) or str(tidy["responder"]),
+                meta=meta,
+                image_sha256=str(_clean(record.get("image_sha256")) or ""),
+            )
+        )
+    return rows
+
+
+def radle_rows(text: str, *, include_excluded: bool) -> list[ImportRow]:
+    """A RadLE long-master CSV via scoring.io.radle, row provenance kept in meta."""
+    raw = read_responses_csv(io.StringIO(text))
+    try:
+        frame = radle_to_tidy(raw, include_excluded=True)  # every row, in file order
+    except FrameError as exc:
+        raise RunImportError(str(exc)) from exc
+    keep = raw["access"].str.strip().str.lower() != "excluded"
+    if include_excluded:
+        keep[:] = True
+    raw, frame = raw[keep.to_numpy()], frame[keep.to_numpy()]
+    rows = []
+    for source, tidy in zip(
+        raw.to_dict(orient="records"), _tidy(frame).to_dict(orient="records"), strict=True
+    ):
+        meta = {"radle": {k: source[k] for k in RADLE_PROVENANCE if source.get(k)}}
+        rows.append(
+            _row(tidy, raw_reply=source["diagnosis"] or None, model=source["candidate"], meta=meta)
+        )
+    return rows
+
+
+def import_run_file(
+    *,
+    session: Session,
+    study: Study,
+    source: str | Path | bytes,
+    fmt: str | None = None,
+    filename: str | None = None,
+    name: str | None = None,
+    model: str | None = None,
+    group: str | None = None,
+    prompt_version: str | None = None,
+    include_excluded: bool = False,
+    replace: bool = False,
+    verdict_conflicts: str = "error",
+    actor: str = "cli",
+    commit: bool = True,
+) -> ImportSummary:
+    """Import a file (path, or the bytes of an upload) into ``study``; all or nothing.
+
+    ``fmt`` is jsonl, csv or radle (detected when None). ``name`` names the run
+    when the file has no responder column. Existing (responder, case) rows are
+    kept unless ``replace``. Raises RunImportError with a message for the user.
+    """
+    text, data = _text(source)
+    if filename is None and not isinstance(source, bytes):
+        filename = Path(source).name
+    fmt = fmt or detect_format(text, filename)
+    if fmt not in FORMATS:
+        raise RunImportError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if fmt == "radle":
+        rows = radle_rows(text, include_excluded=include_excluded)
+    else:
+        rows = model_output_rows(text, fmt, name=name, model=model, group=group)
+    params = {
+        "format": fmt,
+        "file": filename,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "prompt_version": prompt_version,
+    }
+    try:
+        summary = write_rows(
+            session=session,
+            study=study,
+            rows=rows,
+            fmt=fmt,
+            params={k: v for k, v in params.items() if v is not None},
+            replace=replace,
+            verdict_conflicts=verdict_conflicts,
+            actor=actor,
+        )
+    except BaseException:
+        session.rollback()
+        raise
+    if commit:
+        session.commit()
+    return summary
