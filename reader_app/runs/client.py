@@ -123,7 +123,7 @@ class ChatClient:
                 return min(max(float(retry_after), 0.0), self.backoff_max_s)
             except ValueError:
                 pass  # an HTTP date: fall back to our own schedule
-        base = min(self.backoff_max_s, self.backoff_s * 2**attempt)
+        base: float = min(self.backoff_max_s, self.backoff_s * 2.0**attempt)
         return base * (0.5 + random.random() / 2)
 
     def complete(self, body: dict[str, Any]) -> ChatResult:

@@ -227,6 +227,7 @@ def write_rows(
         if existing is not None and not replace:
             summary.skipped += 1
             continue
+        assert study.id is not None and case.id is not None
         response = existing or Response(
             study_id=study.id,
             case_id=case.id,

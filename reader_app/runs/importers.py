@@ -74,7 +74,7 @@ def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
         raise RunImportError(str(exc)) from exc
 
 
-def _row(tidy: Mapping[str, Any], **extra: Any) -> ImportRow:
+def _row(tidy: Mapping[Any, Any], **extra: Any) -> ImportRow:
     diagnosis = tidy["diagnosis"]
     return ImportRow(
         responder=str(tidy["responder"]),
@@ -119,7 +119,7 @@ def model_output_rows(
         frame["group"] = group
     rows = []
     for record, tidy in zip(records, _tidy(frame).to_dict(orient="records"), strict=True):
-        usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
+        usage: dict[str, Any] = record["usage"] if isinstance(record.get("usage"), dict) else {}
         meta = {k: record[k] for k in META_KEYS if _clean(record.get(k)) is not None}
         meta.update({k: v for k, v in usage.items() if k in META_KEYS})
         raw = next((record[k] for k in RAW_TEXT_KEYS if _clean(record.get(k)) is not None), None)
