@@ -159,6 +159,8 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"run stopped: {exc} (check --endpoint, --model and ${args.api_key_env})")
     except (CommandError, RunConflict, ValueError) as exc:
         return fail(str(exc))
+    except OSError as exc:  # e.g. an image missing from the asset store
+        return fail(f"cannot read the study's images: {exc}")
     except KeyboardInterrupt:
         print("\ninterrupted: answers so far are saved; rerun to resume", file=sys.stderr)
         return 130

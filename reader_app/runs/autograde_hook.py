@@ -23,7 +23,7 @@ def autograde_after_run(*, session: Session, study_id: int, actor: str) -> str:
     report = autograde(session=session, study_id=study_id, actor=actor, commit=True)
     parts = [
         f"{name} {getattr(report, name)}"
-        for name in ("by_key", "by_adjudicator", "by_judge", "pending")
+        for name in ("by_key", "by_adjudicator", "by_judge", "by_import", "pending")
         if hasattr(report, name)
     ]
     return "grading: answered responses " + ", ".join(parts).replace("_", " ")

@@ -74,15 +74,20 @@ def endpoint_host(endpoint: str) -> str:
 
 
 def reply_text(message: dict[str, Any]) -> str:
-    """The text of a chat message whose content is a string or a list of parts."""
+    """The text of a chat message whose content is a string or a list of parts
+    (or, when there is none, the model's refusal message)."""
     content = message.get("content")
+    text = ""
     if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
+        text = content
+    elif isinstance(content, list):
+        text = "".join(
             str(p.get("text", "")) for p in content if isinstance(p, dict) and "text" in p
         )
-    return ""
+    refusal = message.get("refusal")
+    if not text.strip() and isinstance(refusal, str):
+        return refusal  # kept as the raw reply; the parser makes it a failure
+    return text
 
 
 class ChatClient:

@@ -19,6 +19,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from reader_app.audit import record_event
+from reader_app.grading.memory import record_verdict
 from reader_app.grading.normalize import normalize_answer
 from reader_app.models import Case, ModelRun, Reader, Response, Study, Verdict, utcnow
 from reader_app.runs.record import finish_run
@@ -96,7 +97,12 @@ def file_verdicts(rows: list[ImportRow], conflicts: str) -> dict[tuple[str, str]
 
 
 def write_verdicts(
-    *, session: Session, study: Study, cases: dict[str, Case], verdicts: dict[tuple[str, str], int]
+    *,
+    session: Session,
+    study: Study,
+    cases: dict[str, Case],
+    verdicts: dict[tuple[str, str], int],
+    actor: str,
 ) -> int:
     """Add the file's verdicts to grade memory; refuse any that contradict it."""
     ids = {c.id: c.source_id for c in cases.values()}
@@ -118,22 +124,24 @@ def write_verdicts(
             f"file verdicts contradict the study's grade memory: {_listing(clash)}. "
             "Change those verdicts in grading first, or fix the file."
         )
+    assert study.id is not None
     added = 0
     for (case_sid, answer), correct in sorted(verdicts.items()):
-        if (case_sid, answer) in active or not answer:
+        case_id = cases[case_sid].id
+        if (case_sid, answer) in active or not answer or case_id is None:
             continue
-        session.add(
-            Verdict(
-                case_id=cases[case_sid].id,  # type: ignore[arg-type]
-                normalized_answer=answer,
-                correct=correct,
-                source=VERDICT_SOURCE,
-                decided_by=VERDICT_SOURCE,
-                note="authoritative verdict from an imported file",
-            )
+        record_verdict(
+            session=session,
+            study_id=study.id,
+            case_id=case_id,
+            normalized_answer=answer,
+            correct=correct,
+            source=VERDICT_SOURCE,
+            decided_by=VERDICT_SOURCE,
+            note="authoritative verdict from an imported file",
+            actor=actor,
         )
         added += 1
-    session.flush()
     return added
 
 
@@ -247,7 +255,7 @@ def write_rows(
         summary.by_status[row.status] = summary.by_status.get(row.status, 0) + 1
     session.flush()
     summary.verdicts_added = write_verdicts(
-        session=session, study=study, cases=cases, verdicts=verdicts
+        session=session, study=study, cases=cases, verdicts=verdicts, actor=actor
     )
     for run in runs.values():
         finish_run(session=session, run=run)

@@ -191,8 +191,12 @@ def run_model(
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
     jobs = case_jobs(session=session, study=study, strip_mode=spec.strip_mode)
-    run, resumed = open_run(session=session, study=study, spec=spec, prompt=prompt, host=host)
-    session.commit()
+    try:
+        run, resumed = open_run(session=session, study=study, spec=spec, prompt=prompt, host=host)
+        session.commit()
+    except IntegrityError:  # another process created the same run a moment ago: join it
+        session.rollback()
+        run, resumed = open_run(session=session, study=study, spec=spec, prompt=prompt, host=host)
     todo = pending_jobs(session=session, run=run, jobs=jobs, retry_failures=retry_failures)
     state = RunProgress(done=len(jobs) - len(todo), total=len(jobs))
     if progress:

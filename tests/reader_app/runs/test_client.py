@@ -120,3 +120,4 @@ def test_content_as_list_of_parts() -> None:
 
     assert reply_text({"content": [{"type": "text", "text": "a"}, {"text": "b"}]}) == "ab"
     assert reply_text({"content": None}) == ""
+    assert reply_text({"content": None, "refusal": "I can't help with that."}).startswith("I can")
