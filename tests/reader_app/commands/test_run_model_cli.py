@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -18,7 +19,7 @@ from reader_app.cli import main
 from reader_app.models import AuditEvent, Case, CaseImage, ModelRun, Response
 from reader_app.settings import Settings
 from tests.factories import make_study
-from tests.support.openai_stub import OpenAIStub, Reply, openai_stub
+from tests.support.openai_stub import ChatRequest, OpenAIStub, Reply, openai_stub
 
 __all__ = ["openai_stub"]
 
@@ -105,22 +106,32 @@ def test_killed_run_resumes_without_duplicates_or_gaps(
             select(CaseImage.sha256, Case.source_id).join(Case, col(Case.id) == CaseImage.case_id)
         ).all()
     }
-    openai_stub.responder = lambda _r: Reply.slow(0.15, Reply.answer("Slow answer", 2))
+    answered_before_kill = 6
+    counter = itertools.count()
+
+    def answer_six_then_hang(_r: ChatRequest) -> Reply:
+        # the first six cases are answered; later requests hang until the process is killed
+        if next(counter) < answered_before_kill:
+            return Reply.answer("Early answer", 2)
+        return Reply.slow(120)
+
+    openai_stub.responder = answer_six_then_hang
     cmd = [sys.executable, "-m", "reader_app.cli", *cli_args(openai_stub, "--concurrency", "2")]
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
 
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while len(model_case_ids(session)) < 4:
+    deadline = time.monotonic() + 90
+    # mid-run: six answers committed and two requests in flight
+    while len(model_case_ids(session)) < answered_before_kill or openai_stub.served() < 8:
         if proc.poll() is not None:
             pytest.fail(f"run-model ended early: {proc.stderr.read().decode()}")  # type: ignore[union-attr]
-        assert time.monotonic() < deadline, "run-model stored nothing within 60 s"
+        assert time.monotonic() < deadline, "run-model did not get going within 90 s"
         time.sleep(0.02)
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=30)
     assert proc.returncode == -signal.SIGKILL
     stored_before = model_case_ids(session)
-    assert 4 <= len(stored_before) < n_cases, "the kill came too late to test a resume"
+    assert len(stored_before) == answered_before_kill
     asked_before = len(openai_stub.requests)
 
     openai_stub.responder = lambda _r: Reply.answer("Fast answer", 3)
