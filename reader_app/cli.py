@@ -14,6 +14,7 @@ COMMAND_MODULES = (
     "serve",
     "invite",
     "export",
+    "grade",
     "backup",
     "restore",
     "import_run",
