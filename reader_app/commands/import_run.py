@@ -48,7 +48,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--verdict-conflicts",
         choices=["error", "majority"],
         default="error",
-        help="radle: when the file grades one answer both ways (default: error)",
+        help="when the file grades one answer both ways (default: error)",
     )
     p.add_argument(
         "--replace", action="store_true", help="overwrite rows already imported for a case"

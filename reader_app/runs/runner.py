@@ -23,7 +23,7 @@ from sqlmodel import Session, col, select
 from reader_app.audit import record_event
 from reader_app.exam.next_case import ImageView, case_view
 from reader_app.ingest.assets import load_asset
-from reader_app.models import Case, ModelRun, Response, Study, utcnow
+from reader_app.models import Case, ModelRun, Response, ResponseRevision, Study, utcnow
 from reader_app.runs.client import ChatClient, EndpointError, FatalEndpointError
 from reader_app.runs.prompt import CaseImageBytes, Prompt, case_messages
 from reader_app.runs.record import (
@@ -145,6 +145,15 @@ def store_outcome(*, session: Session, run: ModelRun, outcome: Outcome) -> bool:
     ).first()
     if existing is not None and not is_technical_failure(existing):
         return False
+    if existing is not None:  # keep the failed attempt, as a revised human answer is kept
+        assert existing.id is not None
+        session.add(
+            ResponseRevision(
+                response_id=existing.id,
+                status=existing.status,
+                submitted_at=existing.submitted_at,
+            )
+        )
     row = existing or Response(
         study_id=run.study_id, case_id=outcome.job.case_id, model_run_id=run.id, status="failure"
     )

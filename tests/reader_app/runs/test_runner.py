@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from sqlmodel import Session, col, select
 
-from reader_app.models import Case, CaseImage, ModelRun, Response, Study
+from reader_app.models import Case, CaseImage, ModelRun, Response, ResponseRevision, Study
 from reader_app.runs.client import ChatClient
 from reader_app.runs.prompt import load_prompt
 from reader_app.runs.record import RunConflict, RunSpec
@@ -222,6 +222,8 @@ def test_timeout_becomes_a_technical_failure_that_can_be_retried(
     session.expire_all()
     row = run_rows(session)["case-001"]
     assert (row.status, row.diagnosis, row.revision) == ("answered", "Recovered", 1)
+    earlier = session.exec(select(ResponseRevision)).one()
+    assert (earlier.response_id, earlier.status) == (row.id, "failure")
     assert len(run_rows(session)) == 3
 
 
