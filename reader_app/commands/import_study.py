@@ -1,0 +1,68 @@
+"""``readerstudy import MANIFEST [--study SLUG]``: validate, then import a study, all or nothing."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from reader_app.commands.common import fail, settings_or_exit
+from reader_app.db import migrate
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "import",
+        help="import a study from a manifest (CSV or YAML); all or nothing",
+        description="Validate every case of MANIFEST (and study.toml beside it), then import "
+        "the whole study in one transaction. On any problem nothing is written.",
+    )
+    p.add_argument("manifest", metavar="MANIFEST", help="manifest.csv or manifest.yaml")
+    p.add_argument("--study", metavar="SLUG", help="study slug (default: the manifest's folder)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar, no report")
+    p.set_defaults(func=run)
+
+
+class TextProgress:
+    """A text progress bar on stderr: redrawn in place on a terminal, one line per step else."""
+
+    def __init__(self, stream: TextIO | None = None, width: int = 30) -> None:
+        self.stream = stream or sys.stderr
+        self.width = width
+        self.tty = self.stream.isatty()
+
+    def __call__(self, done: int, total: int, message: str) -> None:
+        filled = self.width * done // max(total, 1)
+        bar = "#" * filled + "." * (self.width - filled)
+        line = f"[{bar}] {done}/{total} {message}"
+        if self.tty:
+            end = "\n" if done >= total else ""
+            self.stream.write(f"\r{line[:100]:<100}{end}")
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    from reader_app.ingest.errors import ImportFailed  # heavy imports only when used
+    from reader_app.ingest.importer import import_manifest
+
+    settings = settings_or_exit()
+    manifest = Path(args.manifest)
+    migrate(settings.database_url)
+    try:
+        result = import_manifest(
+            manifest,
+            settings=settings,
+            slug=args.study,
+            progress=None if args.quiet else TextProgress(),
+        )
+    except ImportFailed as exc:
+        if exc.report_text and not args.quiet:
+            print(exc.report_text, file=sys.stderr)
+        return fail(str(exc))
+    if not args.quiet:
+        print(result.report.text())
+    print(f"imported study {result.slug!r}: {result.cases} case(s), {result.images} image(s)")
+    return 0

@@ -1,0 +1,23 @@
+"""Errors that name the file (or manifest row) and the problem, never a header value."""
+
+from __future__ import annotations
+
+
+class IngestError(Exception):
+    """One problem with one input: ``where`` is a manifest-relative path or ``file line N``."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(f"{where}: {problem}")
+        self.where = where
+        self.problem = problem
+
+
+class ImportFailed(Exception):
+    """The whole import was refused; ``errors`` lists every problem found, not just the first."""
+
+    def __init__(self, errors: list[str], report_text: str = "") -> None:
+        lines = "\n".join(f"  - {e}" for e in errors)
+        head = f"import refused, nothing was written ({len(errors)} problem(s))"
+        super().__init__(f"{head}:\n{lines}")
+        self.errors = errors
+        self.report_text = report_text

@@ -1,0 +1,87 @@
+"""NIfTI (.nii, .nii.gz) -> a Volume, reoriented with nibabel's as_closest_canonical.
+
+as_closest_canonical on a loaded image reads (and scales) the whole array. We
+hand it the *unscaled* memory map instead, so the reorientation is a set of
+numpy views, and apply scl_slope/scl_inter per slice: only the slices a strip
+samples are ever read from an uncompressed file. A .nii.gz cannot be mapped;
+it is decompressed once.
+"""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+from typing import Any
+
+import nibabel as nib
+import numpy as np
+
+from reader_app.ingest.errors import IngestError
+from reader_app.ingest.volume import Volume
+
+
+def open_nifti(path: Path, name: str, max_pixels: int) -> Volume:
+    try:
+        img = nib.load(str(path), mmap=True)
+    except Exception as exc:  # nibabel raises ImageFileError, OSError, EOFError, ValueError
+        raise IngestError(name, f"not a readable NIfTI file: {_short(exc)}") from exc
+    if not isinstance(img, nib.Nifti1Image | nib.Nifti2Image):
+        raise IngestError(name, "not a NIfTI-1 or NIfTI-2 image")
+    shape = tuple(int(s) for s in img.shape)
+    if len(shape) > 3 and any(s > 1 for s in shape[3:]):
+        raise IngestError(name, f"{len(shape)}-D NIfTI {shape}: a strip needs one 3-D volume")
+    if len(shape) < 3:
+        raise IngestError(name, f"{len(shape)}-D NIfTI: a strip needs a 3-D volume")
+    count = int(np.prod(shape, dtype=np.int64))
+    if count > max_pixels:
+        raise IngestError(
+            name,
+            f"{count} voxels exceed the limit of {max_pixels} "
+            "(READERSTUDY_MAX_PIXELS; a decompression bomb?)",
+        )
+    proxy: Any = img.dataobj  # an ArrayProxy: nibabel's stubs call it ArrayLike
+    slope, inter = float(proxy.slope), float(proxy.inter)
+    try:
+        raw = np.asanyarray(proxy.get_unscaled())  # a np.memmap for .nii: nothing read yet
+    except (OSError, EOFError, ValueError, zlib.error) as exc:
+        raise IngestError(name, f"truncated or corrupt NIfTI data: {_short(exc)}") from exc
+    raw = raw.reshape(shape[:3], order="A")
+    header = img.header
+    has_geometry = int(header["sform_code"]) > 0 or int(header["qform_code"]) > 0
+    canonical: Any = _closest_canonical(raw, img.affine)
+    data = canonical.dataobj  # views (flips, transposes) of the memory map
+    affine = canonical.affine
+    n = int(canonical.shape[2])
+
+    def read_slice(k: int) -> np.ndarray:
+        try:
+            values = np.asarray(data[:, :, k], dtype=np.float64)
+        except (OSError, ValueError) as exc:
+            raise IngestError(name, f"truncated NIfTI data: {_short(exc)}") from exc
+        if slope != 1.0 or inter != 0.0:
+            values = values * slope + inter
+        # canonical is RAS: i -> patient right, j -> anterior. Display wants row 0
+        # anterior and column 0 the patient's right: transpose, then flip both.
+        return np.ascontiguousarray(values[::-1, ::-1].T)
+
+    z_mm = None
+    if has_geometry:
+        normal = np.cross(affine[:3, 0], affine[:3, 1])
+        normal = normal / np.linalg.norm(normal)
+        z_mm = [float(np.dot(normal, affine[:3, :3] @ [0, 0, k] + affine[:3, 3])) for k in range(n)]
+    return Volume(
+        n_slices=n,
+        read_slice=read_slice,
+        z_mm=z_mm,
+        description=f"NIfTI volume {'x'.join(map(str, shape[:3]))}, reoriented to RAS"
+        + ("" if has_geometry else ", no geometry"),
+    )
+
+
+def _closest_canonical(raw: np.ndarray, affine: np.ndarray) -> Any:
+    lib: Any = nib  # nibabel is untyped here; keep the Any in one place
+    return lib.as_closest_canonical(lib.Nifti1Image(raw, affine))
+
+
+def _short(exc: Exception) -> str:
+    return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__

@@ -1,0 +1,161 @@
+"""Pixels -> the PNG a reader (and a model) sees: windowing, inversion, downscaling.
+
+Windowing goes through pydicom's own ``apply_windowing`` / ``apply_voi_lut``
+(DESIGN section 3: call them, don't rewrite them). The output PNG carries
+pixels only: no text chunks, no EXIF, no ICC profile, no timestamp.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image
+from pydicom.dataset import Dataset
+from pydicom.pixels.processing import apply_voi_lut, apply_windowing
+
+from reader_app.casebank import RenderedImage
+
+MAX_SIDE = 1460  # Streamlit's st.image display limit on the long side
+
+
+@dataclass(frozen=True)
+class Window:
+    name: str
+    center: float
+    width: float
+    function: str = "LINEAR"
+
+
+# (width / level) from the issue: lung 1500/-600, mediastinum 350/50, bone 2000/500, brain 80/40
+WINDOW_PRESETS: dict[str, Window] = {
+    "lung": Window("lung", -600, 1500),
+    "mediastinum": Window("mediastinum", 50, 350),
+    "bone": Window("bone", 500, 2000),
+    "brain": Window("brain", 40, 80),
+}
+
+
+@dataclass(frozen=True)
+class SourceImage:
+    """One decoded 2-D image, reduced to what rendering needs."""
+
+    pixels: np.ndarray  # 2-D float64 after rescale, or uint8 (grey or HxWx3 RGB) when ready
+    ready: bool = False  # already display pixels (colour, 8-bit PNG/JPEG): no windowing
+    invert: bool = False  # MONOCHROME1: low values are white
+    voi: Dataset | None = None  # the file's own VOI (window or LUT), allowlisted
+    modality: str | None = None
+
+
+def file_window(voi: Dataset | None) -> Window | None:
+    """The first window stored in the file, if it has one."""
+    if voi is None or "WindowCenter" not in voi or "WindowWidth" not in voi:
+        return None
+    center, width = voi["WindowCenter"], voi["WindowWidth"]
+    c = center.value[0] if center.VM > 1 else center.value
+    w = width.value[0] if width.VM > 1 else width.value
+    function = str(voi.get("VOILUTFunction", "LINEAR") or "LINEAR").upper()
+    return Window("file", float(c), float(w), function)
+
+
+def apply_window(values: np.ndarray, window: Window) -> np.ndarray:
+    """Window ``values`` (already rescaled, e.g. HU) to uint8 via pydicom."""
+    ds = Dataset()
+    ds.PhotometricInterpretation = "MONOCHROME2"
+    ds.WindowCenter = window.center
+    ds.WindowWidth = window.width
+    ds.VOILUTFunction = window.function
+    ds.BitsStored = 8  # with unsigned pixels this makes pydicom's output range 0..255
+    ds.PixelRepresentation = 0
+    out: np.ndarray = apply_windowing(values, ds)
+    return to_uint8(out)
+
+
+def apply_file_voi(values: np.ndarray, voi: Dataset) -> np.ndarray:
+    """The file's own VOI: a LUT through apply_voi_lut, else its first window."""
+    if "VOILUTSequence" in voi:
+        out: np.ndarray = apply_voi_lut(values.astype(np.int64), voi)
+        bits = int(voi.VOILUTSequence[0].LUTDescriptor[2])
+        return to_uint8(out / (2**bits - 1) * 255)
+    window = file_window(voi)
+    if window is None:
+        raise ValueError("no VOI in this file")
+    return apply_window(values, window)
+
+
+def auto_range(values: np.ndarray, lo: float | None = None, hi: float | None = None) -> np.ndarray:
+    """Full range (min..max) to 0..255, for images with no window at all."""
+    lo = float(values.min()) if lo is None else lo
+    hi = float(values.max()) if hi is None else hi
+    if hi <= lo:
+        return np.zeros(values.shape, dtype=np.uint8)
+    return to_uint8((values - lo) / (hi - lo) * 255)
+
+
+def to_uint8(values: np.ndarray) -> np.ndarray:
+    out: np.ndarray = np.clip(np.rint(values), 0, 255).astype(np.uint8)
+    return out
+
+
+def resolve_windows(
+    requested: Sequence[str],
+    *,
+    kind: str,
+    has_file_window: bool,
+    modality: str | None,
+    default_windows: Sequence[str],
+) -> list[str]:
+    """Which windows to render, when the manifest row names none.
+
+    Spot: the file's own window, else the study's defaults, else the full range.
+    Strip: the study's defaults, else the file's own window, else the full range.
+    Defaults are HU presets, so they apply to CT (or unknown, e.g. NIfTI) only.
+    """
+    if requested:
+        return list(requested)
+    defaults = list(default_windows) if modality in (None, "CT") else []
+    own = ["file"] if has_file_window else []
+    if kind == "spot":
+        return own or defaults or ["auto"]
+    return defaults or own or ["auto"]
+
+
+def grey_to_uint8(image: SourceImage, window: str) -> np.ndarray:
+    if window == "auto":
+        out = auto_range(image.pixels)
+    elif window == "file":
+        if image.voi is None:
+            raise ValueError("no window of its own")
+        out = apply_file_voi(image.pixels, image.voi)
+    else:
+        out = apply_window(image.pixels, WINDOW_PRESETS[window])
+    return 255 - out if image.invert else out
+
+
+def fit(img: Image.Image, max_side: int = MAX_SIDE) -> Image.Image:
+    """Downscale (never upscale) so the long side is at most max_side, with Lanczos."""
+    long_side = max(img.size)
+    if long_side <= max_side:
+        return img
+    scale = max_side / long_side
+    size = (max(1, round(img.width * scale)), max(1, round(img.height * scale)))
+    return img.resize(size, Image.Resampling.LANCZOS)
+
+
+def encode_png(
+    pixels: np.ndarray, *, label: str = "", window: str | None = None, role: str = "image"
+) -> RenderedImage:
+    """uint8 grey (HxW) or RGB (HxWx3) -> a metadata-free PNG, at most MAX_SIDE px."""
+    img = fit(Image.fromarray(np.ascontiguousarray(pixels, dtype=np.uint8)))
+    buf = io.BytesIO()
+    img.save(buf, format="PNG", compress_level=6)  # no pnginfo: pixels only
+    return RenderedImage(
+        png=buf.getvalue(),
+        width=img.width,
+        height=img.height,
+        label=label,
+        window=window,
+        role=role,
+    )

@@ -1,0 +1,73 @@
+"""The ingestion report: what was read, what was dropped, what was refused and why.
+
+It is printed for the coordinator (file names appear, since they are theirs)
+and never stored: only ``summary()``, which holds counts, goes to the audit log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from reader_app.ingest.anonymize import DropCount
+
+
+@dataclass
+class IngestionReport:
+    manifest: str
+    slug: str = ""
+    read: list[str] = field(default_factory=list)
+    raster_dropped: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    reviewed: list[str] = field(default_factory=list)
+    headers: DropCount = field(default_factory=DropCount)
+    cases: int = 0
+    images: int = 0
+    new_assets: int = 0
+    imported: bool = False
+
+    def problem(self, message: str, *, refused: bool = False) -> None:
+        (self.refused if refused else self.errors).append(message)
+
+    def summary(self) -> dict[str, Any]:
+        """Counts only: safe to store (no file names, no header values)."""
+        return {
+            "cases": self.cases,
+            "images": self.images,
+            "new_assets": self.new_assets,
+            "dicom_files_decoded": self.headers.files,
+            "header_elements_dropped": self.headers.elements,
+            "private_elements_dropped": self.headers.private,
+            "reviewed_cases": len(self.reviewed),
+        }
+
+    def text(self) -> str:
+        target = f" -> study {self.slug!r}" if self.slug else ""
+        lines = [f"Ingestion report: {self.manifest}{target}"]
+        lines.append(f"Read ({len(self.read)} case(s)):")
+        lines += [f"  {line}" for line in self.read] or ["  nothing"]
+        lines.append("Dropped:")
+        h = self.headers
+        lines.append(
+            f"  DICOM headers: {h.elements} element(s) not copied from {h.files} decoded file(s)"
+            f", {h.private} of them private, {h.overlays} overlay element(s);"
+            " only pixels and the rendering fields were used, no header, file name or path kept"
+        )
+        lines += [f"  {line}" for line in self.raster_dropped]
+        lines.append(f"Refused ({len(self.refused)}):")
+        lines += [f"  {line}" for line in self.refused] or ["  nothing"]
+        if self.reviewed:
+            lines.append("Cleared by a named reviewer (burned-in annotation):")
+            lines += [f"  {line}" for line in self.reviewed]
+        if self.errors:
+            lines.append(f"Errors ({len(self.errors)}):")
+            lines += [f"  {line}" for line in self.errors]
+        if self.imported:
+            lines.append(
+                f"Result: imported {self.cases} case(s), {self.images} image(s), "
+                f"{self.new_assets} new asset(s) in the store."
+            )
+        else:
+            lines.append("Result: nothing imported; the database and asset store are unchanged.")
+        return "\n".join(lines)

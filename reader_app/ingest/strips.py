@@ -1,0 +1,96 @@
+"""CT slice strips: 16 axial slices sampled evenly, one PNG each plus a labelled montage.
+
+Model runs may send either the slices or the montage; readers see the same
+pixels. For every window the images are, in order: the slices (role "slice",
+label ``"7/16 · z = -143.5 mm"``), then the montage (role "montage").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from reader_app.casebank import RenderedImage
+from reader_app.ingest.render import WINDOW_PRESETS, apply_window, auto_range, encode_png
+from reader_app.ingest.volume import Volume
+
+STRIP_SLICES = 16
+MIN_LABELLED_TILE = 96  # px: below this the montage carries no burned-in labels
+
+
+def sample_indices(n: int, count: int = STRIP_SLICES) -> list[int]:
+    """round(linspace(0, n-1, count)), deduplicated (only matters when n < count)."""
+    if n <= 0:
+        return []
+    picks = np.round(np.linspace(0, n - 1, count)).astype(int)
+    return sorted({int(i) for i in picks})
+
+
+def slice_label(pos: int, count: int, index: int, n: int, z_mm: float | None) -> str:
+    where = f"z = {z_mm:.1f} mm" if z_mm is not None else f"slice {index + 1} of {n}"
+    return f"{pos}/{count} · {where}"
+
+
+def window_slices(slices: Sequence[np.ndarray], window: str, volume: Volume) -> list[np.ndarray]:
+    if window == "auto":
+        # one range for the whole strip, so slices stay comparable
+        lo = min(float(s.min()) for s in slices)
+        hi = max(float(s.max()) for s in slices)
+        out = [auto_range(s, lo, hi) for s in slices]
+    else:
+        spec = volume.file_window if window == "file" else WINDOW_PRESETS[window]
+        if spec is None:
+            raise ValueError("the volume has no window of its own")
+        out = [apply_window(s, spec) for s in slices]
+    return [255 - s for s in out] if volume.invert else out
+
+
+def build_strip(volume: Volume, windows: Sequence[str]) -> list[RenderedImage]:
+    """Sample, window and encode; reads only the sampled slices from the volume."""
+    indices = sample_indices(volume.n_slices)
+    slices = [volume.read_slice(k) for k in indices]
+    shapes = {s.shape for s in slices}
+    if len(shapes) != 1:
+        raise ValueError(f"slices differ in shape: {sorted(shapes)}")
+    count = len(indices)
+    labels = [
+        slice_label(pos, count, k, volume.n_slices, volume.z_mm[k] if volume.z_mm else None)
+        for pos, k in enumerate(indices, start=1)
+    ]
+    images: list[RenderedImage] = []
+    for window in windows:
+        tiles = window_slices(slices, window, volume)
+        for tile, label in zip(tiles, labels, strict=True):
+            images.append(encode_png(tile, label=label, window=window, role="slice"))
+        images.append(
+            encode_png(
+                make_montage(tiles, labels),
+                label=f"montage · {count} slices · {window}",
+                window=window,
+                role="montage",
+            )
+        )
+    return images
+
+
+def make_montage(tiles: Sequence[np.ndarray], labels: Sequence[str]) -> np.ndarray:
+    """Tiles in a near-square grid (4x4 for 16), each with its label burned in."""
+    n = len(tiles)
+    cols = math.ceil(math.sqrt(n))
+    rows = math.ceil(n / cols)
+    h, w = tiles[0].shape
+    canvas = Image.new("L", (cols * w, rows * h), color=0)
+    font = ImageFont.load_default(size=max(10, h // 20))
+    draw = ImageDraw.Draw(canvas)
+    for i, (tile, label) in enumerate(zip(tiles, labels, strict=True)):
+        x, y = (i % cols) * w, (i // cols) * h
+        canvas.paste(Image.fromarray(tile), (x, y))
+        if h < MIN_LABELLED_TILE:
+            continue  # a label would cover a thumbnail-sized tile entirely
+        box = draw.textbbox((x + 4, y + 4), label, font=font)
+        draw.rectangle((box[0] - 2, box[1] - 2, box[2] + 2, box[3] + 2), fill=0)
+        draw.text((x + 4, y + 4), label, fill=255, font=font)
+    return np.asarray(canvas)

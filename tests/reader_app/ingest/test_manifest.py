@@ -1,0 +1,164 @@
+"""Manifest and study.toml parsing: every error names the file, the line and the field."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from reader_app.ingest.errors import IngestError
+from reader_app.ingest.manifest import ManifestInvalid, load_manifest
+from reader_app.ingest.study_config import DEFAULT_LIKERT, load_study_config
+from tests.reader_app.ingest.helpers import case, write_manifest
+
+
+def _touch(folder: Path, *names: str) -> None:
+    for name in names:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(b"x")
+
+
+def test_csv_fields_are_parsed_and_typed(tmp_path: Path) -> None:
+    _touch(tmp_path, "a.dcm", "b.dcm", "series/1.dcm")
+    path = write_manifest(
+        tmp_path,
+        [
+            case(
+                "c1",
+                "a.dcm|b.dcm",
+                synonyms="one | two||",
+                practice="TRUE",
+                windows="Lung|bone|lung",
+                reviewed_by=" Dr A ",
+                modality="cr",
+                history="cough",
+            ),
+            case("c2", "series", kind="strip"),
+        ],
+    )
+    manifest = load_manifest(path)
+    first, second = manifest.entries
+    assert first.files == (tmp_path.resolve() / "a.dcm", tmp_path.resolve() / "b.dcm")
+    assert first.synonyms == ("one", "two")
+    assert first.practice is True
+    assert first.windows == ("lung", "bone")  # lower-cased, de-duplicated, in order
+    assert first.reviewed_by == "Dr A"
+    assert first.modality == "CR"
+    assert first.history == "cough"
+    assert (second.kind, second.practice, second.windows, second.history) == (
+        "strip",
+        False,
+        (),
+        None,
+    )
+    assert manifest.rel(second.files[0]) == "series"
+
+
+def test_yaml_manifest_with_lists(tmp_path: Path) -> None:
+    _touch(tmp_path, "a.dcm", "b.png")
+    (tmp_path / "manifest.yaml").write_text(
+        "cases:\n"
+        "  - case_id: y1\n    kind: spot\n    files: [a.dcm, b.png]\n"
+        "    diagnosis: Pneumothorax\n    synonyms: [PTX]\n    practice: true\n"
+        "    region: chest\n"
+    )
+    (entry,) = load_manifest(tmp_path / "manifest.yaml").entries
+    assert [p.name for p in entry.files] == ["a.dcm", "b.png"]
+    assert (entry.synonyms, entry.practice, entry.region) == (("PTX",), True, "chest")
+
+
+def test_all_problems_are_reported_with_line_and_field(tmp_path: Path) -> None:
+    _touch(tmp_path, "a.dcm")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.dcm"
+    outside.write_bytes(b"x")
+    os.symlink(outside, tmp_path / "link.dcm")
+    path = write_manifest(
+        tmp_path,
+        [
+            case("ok", "a.dcm"),  # line 2
+            case("k", "a.dcm", kind="spto"),  # line 3
+            case("m", "missing.dcm"),  # line 4
+            case("e", f"../{outside.name}"),  # line 5
+            case("l", "link.dcm"),  # line 6: a symlink that leaves the folder
+            case("OK", "a.dcm"),  # line 7: case ids are compared case-insensitively
+            case("w", "a.dcm", windows="abdomen"),  # line 8
+            case("p", "a.dcm", practice="maybe"),  # line 9
+            case("abs", "/etc/passwd"),  # line 10
+            {"case_id": "d", "kind": "spot", "files": "a.dcm"},  # line 11: no diagnosis
+        ],
+    )
+    with pytest.raises(ManifestInvalid) as info:
+        load_manifest(path)
+    errors = info.value.errors
+    assert errors == [
+        "manifest.csv line 3, field 'kind': must be spot or strip, not 'spto'",
+        "manifest.csv line 4, field 'files', missing.dcm: file not found",
+        f"manifest.csv line 5, field 'files', ../{outside.name}: "
+        "path escapes the manifest's folder",
+        "manifest.csv line 6, field 'files', link.dcm: path escapes the manifest's folder",
+        "manifest.csv line 7, field 'case_id': duplicate case id (first at manifest.csv line 2)",
+        "manifest.csv line 8, field 'windows': unknown window 'abdomen'; "
+        "use lung, mediastinum, bone, brain, file",
+        "manifest.csv line 9, field 'practice': must be true or false, not 'maybe'",
+        "manifest.csv line 10, field 'files', /etc/passwd: absolute path; "
+        "give paths relative to the manifest",
+        "manifest.csv line 11, field 'diagnosis': is empty",
+    ]
+
+
+def test_bad_header_names_columns(tmp_path: Path) -> None:
+    (tmp_path / "manifest.csv").write_text("case_id,kind,file,diagnosis\n")
+    with pytest.raises(ManifestInvalid, match=r"missing column.*files.*unknown column.*file"):
+        load_manifest(tmp_path / "manifest.csv")
+
+
+def test_empty_manifest_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ManifestInvalid, match="no cases"):
+        load_manifest(write_manifest(tmp_path, []))
+
+
+def test_study_toml_defaults_fill_every_key(tmp_path: Path) -> None:
+    config = load_study_config(tmp_path / "study.toml", title="s1", practice_cases=2)
+    assert config == {
+        "title": "s1",
+        "consent": "",
+        "practice_count": 2,
+        "allow_revisions": False,
+        "likert_labels": DEFAULT_LIKERT,
+        "report_fields": [],
+        "default_windows": [],
+    }
+
+
+def test_study_toml_values(tmp_path: Path) -> None:
+    (tmp_path / "study.toml").write_text(
+        'title = "Chest study"\nconsent = "I agree"\npractice_count = 1\n'
+        "allow_revisions = true\nlikert_labels = ['a','b','c','d','e']\n"
+        "report_fields = true\ndefault_windows = ['lung', 'mediastinum']\n"
+    )
+    config = load_study_config(tmp_path / "study.toml", title="x", practice_cases=3)
+    assert config["title"] == "Chest study"
+    assert config["practice_count"] == 1
+    assert config["allow_revisions"] is True
+    assert config["likert_labels"] == ["a", "b", "c", "d", "e"]
+    assert config["report_fields"] == ["findings", "impression"]
+    assert config["default_windows"] == ["lung", "mediastinum"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("titel = 'x'", "unknown key.*titel"),
+        ("practice_count = 2", "practice_count.*is 2 but the manifest marks 1"),
+        ("likert_labels = ['a']", "likert_labels.*5 non-empty"),
+        ("report_fields = ['summary']", "report_fields"),
+        ("default_windows = ['abdomen']", "default_windows"),
+        ("allow_revisions = 'yes'", "allow_revisions.*true or false"),
+        ("title = ", "not valid TOML"),
+    ],
+)
+def test_study_toml_errors_name_file_and_key(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "study.toml").write_text(text)
+    with pytest.raises(IngestError, match=f"^study.toml: .*{message}"):
+        load_study_config(tmp_path / "study.toml", title="x", practice_cases=1)
