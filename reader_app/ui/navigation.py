@@ -20,11 +20,13 @@ class PageSpec:
 
 
 EXAM = PageSpec("exam.py", "Exam", "📝", "exam")
+ADJUDICATE = PageSpec("adjudicate.py", "Adjudication", "⚖️", "adjudicate")
+ANSWER_KEY = PageSpec("answer_key.py", "Answer key", "🔑", "answer-key")
 
 ROLE_PAGES: dict[str, tuple[PageSpec, ...]] = {
     "reader": (EXAM,),
-    "coordinator": (),
-    "adjudicator": (),
+    "coordinator": (ANSWER_KEY,),
+    "adjudicator": (ADJUDICATE,),
     "analyst": (),
 }
 

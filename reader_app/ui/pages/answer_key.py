@@ -1,0 +1,131 @@
+"""The coordinator's answer key: view, edit one case, or apply a key CSV.
+
+Every change is audited, keeps the previous key and re-grades the case
+(reader_app.grading.key_admin); this page only reads widgets and calls it.
+"""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import streamlit as st
+
+from reader_app.auth import AuthError
+from reader_app.grading.key import AnswerKeyError, KeyEntry, parse_key_csv, write_key_csv
+from reader_app.grading.key_admin import import_key, key_history, list_key, update_key
+from reader_app.ui.context import current_user, db_session, load_reader
+
+user = current_user()
+state = st.session_state
+
+
+def _flash(kind: str, message: str) -> None:
+    state["_key_flash"] = (kind, message)
+
+
+def _save(case_id: int) -> None:
+    synonyms = [s for s in (state.get(f"key_syn_{case_id}") or "").splitlines() if s.strip()]
+    with db_session() as session:
+        coordinator, _ = load_reader(session, user)
+        try:
+            change = update_key(
+                session=session,
+                actor=coordinator,
+                case_id=case_id,
+                diagnosis=state.get(f"key_dx_{case_id}") or "",
+                synonyms=synonyms,
+                reason=(state.get(f"key_reason_{case_id}") or "").strip() or None,
+            )
+        except (AnswerKeyError, AuthError) as exc:
+            _flash("error", str(exc))
+            return
+    if not change.changed:
+        _flash("info", "Nothing changed.")
+    else:
+        n = change.regrade.responses_affected if change.regrade else 0
+        _flash("success", f"Key saved; {n} answer(s) re-graded.")
+
+
+def _apply_file() -> None:
+    upload = state.get("key_upload")
+    if upload is None:
+        _flash("error", "Choose a key CSV first.")
+        return
+    try:
+        entries = parse_key_csv(upload.getvalue().decode("utf-8-sig"))
+    except (AnswerKeyError, UnicodeDecodeError) as exc:
+        _flash("error", f"Key file refused: {exc}")
+        return
+    with db_session() as session:
+        coordinator, _ = load_reader(session, user)
+        try:
+            result = import_key(session=session, actor=coordinator, entries=entries)
+        except (AnswerKeyError, AuthError) as exc:
+            _flash("error", f"Key file refused: {exc}")
+            return
+    _flash(
+        "success",
+        f"{result.changed} case(s) changed, {result.unchanged} unchanged, "
+        f"{result.not_in_file} not in the file; {result.responses_affected} answer(s) re-graded.",
+    )
+
+
+with db_session() as session:
+    coordinator, study = load_reader(session, user)
+    rows = list_key(session=session, actor=coordinator)
+    chosen = state.get("key_case")
+    history = key_history(session=session, actor=coordinator, case_id=chosen) if chosen else []
+
+st.title("Answer key")
+if flash := state.pop("_key_flash", None):
+    {"error": st.error, "info": st.info}.get(flash[0], st.success)(flash[1])
+
+table = pd.DataFrame(
+    {
+        "case": [r.source_id for r in rows],
+        "diagnosis": [r.diagnosis for r in rows],
+        "synonyms": [" | ".join(r.synonyms) for r in rows],
+    }
+)
+st.dataframe(
+    table,
+    hide_index=True,
+    column_config={c: st.column_config.TextColumn(c) for c in table.columns},
+    key="key_table",
+)
+buffer = io.StringIO()
+write_key_csv((KeyEntry(r.source_id, r.diagnosis, r.synonyms) for r in rows), buffer)
+st.download_button(
+    "Download key CSV", buffer.getvalue(), file_name=f"{study.slug}-key.csv", key="key_download"
+)
+
+st.subheader("Edit one case")
+by_id = {r.case_id: r for r in rows}
+st.selectbox(
+    "Case",
+    options=list(by_id),
+    format_func=lambda cid: by_id[cid].source_id,
+    index=None,
+    key="key_case",
+)
+if chosen in by_id:
+    row = by_id[chosen]
+    state.setdefault(f"key_dx_{chosen}", row.diagnosis)
+    state.setdefault(f"key_syn_{chosen}", "\n".join(row.synonyms))
+    st.text_input("Reference diagnosis", key=f"key_dx_{chosen}")
+    st.text_area("Accepted synonyms, one per line", key=f"key_syn_{chosen}")
+    st.text_input("Reason for the change (kept in the history)", key=f"key_reason_{chosen}")
+    st.button("Save key", key="key_save", type="primary", on_click=_save, args=(chosen,))
+    if history:
+        st.caption("Earlier keys of this case")
+        for version in reversed(history):
+            st.text(
+                f"{version.replaced_at:%Y-%m-%d %H:%M} UTC, replaced by {version.replaced_by}: "
+                f"{version.diagnosis} | {version.synonyms}"
+                + (f"  ({version.reason})" if version.reason else "")
+            )
+
+st.subheader("Apply a key file")
+st.file_uploader("Key CSV: case_id,diagnosis,synonyms", type=["csv"], key="key_upload")
+st.button("Apply file", key="key_import", on_click=_apply_file)

@@ -1,0 +1,117 @@
+"""The adjudication and answer-key pages through Streamlit's AppTest."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from sqlmodel import Session, select
+from streamlit.testing.v1 import AppTest
+
+from reader_app.grading.tables import AnswerKeyVersion
+from reader_app.models import Verdict
+from reader_app.settings import Settings
+from tests.factories import make_reader
+from tests.reader_app.grading.helpers import (
+    answer,
+    case_by_source,
+    make_key_study,
+    model_run,
+    reader,
+)
+
+MAIN = str(Path(__file__).resolve().parents[3] / "reader_app" / "main.py")
+
+
+@pytest.fixture
+def app_for(settings: Settings) -> Callable[[str], AppTest]:
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+    def make(token: str) -> AppTest:
+        at = AppTest.from_file(MAIN, default_timeout=30)
+        at.query_params["token"] = token
+        return at.run()
+
+    return make
+
+
+def _texts(at: AppTest) -> str:
+    """Every element's protobuf as text: all that the browser would receive."""
+    out: list[str] = []
+
+    def walk(node: object) -> None:
+        proto = getattr(node, "proto", None)
+        if proto is not None:
+            out.append(str(proto))
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at._tree)
+    return "\n".join(out)
+
+
+def test_adjudicator_decides_blind(
+    app_for: Callable[[str], AppTest], session: Session, settings: Settings
+) -> None:
+    study = make_key_study(session, settings.asset_dir)
+    r1 = reader(session, study, "R01", group="board-certified")
+    run = model_run(session, study, "gpt-run-7", model="gpt-9-secret")
+    chest = case_by_source(session, study, "chest-02")
+    bone = case_by_source(session, study, "bone-01")
+    answer(session, study, chest, "Pectus carinatum", by=r1)
+    answer(session, study, chest, "pectus carinatum", by=run)
+    answer(session, study, bone, "Osteopoikilosis", by=run)  # the key grades it
+    token = make_reader(session, study, code="A01", role="adjudicator").token
+
+    at = app_for(token)
+    assert not at.exception
+    assert at.metric[0].value == "1"
+    tree = _texts(at)
+    assert "Pectus excavatum" in tree and "Funnel chest" in tree
+    assert "carinatum" in tree
+    for secret in ("R01", "board-certified", "gpt-run-7", "gpt-9-secret", "OpenAI", "chest-02"):
+        assert secret not in tree
+    at.text_input(key="adj_note").set_value("different entity")
+    at.button(key="adj_incorrect").click().run()
+    assert not at.exception
+    assert "Saved: incorrect" in at.success[0].value
+    assert at.metric[0].value == "0"
+    verdicts = session.exec(select(Verdict).where(Verdict.source == "adjudicator")).all()
+    assert [(v.normalized_answer, v.correct, v.note) for v in verdicts] == [
+        ("pectus carinatum", 0, "different entity")
+    ]
+
+
+def test_readers_do_not_get_the_adjudication_page(
+    app_for: Callable[[str], AppTest], session: Session, settings: Settings
+) -> None:
+    study = make_key_study(session, settings.asset_dir)
+    token = make_reader(session, study, code="R01").token
+    at = app_for(token)
+    assert "Adjudication" not in _texts(at) and "adj_correct" not in _texts(at)
+
+
+def test_coordinator_edits_the_key(
+    app_for: Callable[[str], AppTest], session: Session, settings: Settings
+) -> None:
+    study = make_key_study(session, settings.asset_dir)
+    chest = case_by_source(session, study, "chest-02")
+    token = make_reader(session, study, code="C01", role="coordinator").token
+    at = app_for(token)
+    assert not at.exception
+    at.selectbox(key="key_case").set_value(chest.id).run()
+    assert at.text_input(key=f"key_dx_{chest.id}").value == "Pectus excavatum"
+    at.text_area(key=f"key_syn_{chest.id}").set_value("Funnel chest\nTrichterbrust")
+    at.text_input(key=f"key_reason_{chest.id}").set_value("German synonym")
+    at.button(key="key_save").click().run()
+    assert not at.exception
+    assert "Key saved" in at.success[0].value
+    (version,) = session.exec(select(AnswerKeyVersion)).all()
+    assert (version.synonyms, version.reason, version.replaced_by) == (
+        "Funnel chest",
+        "German synonym",
+        "C01",
+    )
