@@ -13,7 +13,6 @@ Create Date: 2026-11-30 05:00:00
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel
 from alembic import op
 
 import reader_app.models
@@ -41,7 +40,7 @@ def upgrade() -> None:
         sa.Column("synonyms", sa.Text(), nullable=False),
         sa.Column("valid_from", UTC(timezone=True), nullable=False),
         sa.Column("replaced_at", UTC(timezone=True), nullable=False),
-        sa.Column("replaced_by", sqlmodel.sql.sqltypes.AutoString(length=200), nullable=False),
+        sa.Column("replaced_by", sa.String(length=200), nullable=False),
         sa.Column("reason", sa.Text(), nullable=True),
         sa.ForeignKeyConstraint(["case_id"], ["cases.id"]),
         sa.PrimaryKeyConstraint("id"),
@@ -54,7 +53,7 @@ def upgrade() -> None:
         sa.Column("case_id", sa.Integer(), nullable=False),
         sa.Column("normalized_answer", sa.Text(), nullable=False),
         sa.Column("adjudicator_id", sa.Integer(), nullable=False),
-        sa.Column("round", sqlmodel.sql.sqltypes.AutoString(length=8), nullable=False),
+        sa.Column("round", sa.String(length=8), nullable=False),
         sa.Column("correct", sa.Integer(), nullable=False),
         sa.Column("note", sa.Text(), nullable=True),
         sa.Column("add_synonym", sa.Boolean(), nullable=False),
@@ -75,10 +74,10 @@ def upgrade() -> None:
     op.create_table(
         "judge_calls",
         sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("cache_key", sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
-        sa.Column("endpoint_host", sqlmodel.sql.sqltypes.AutoString(length=255), nullable=False),
-        sa.Column("model", sqlmodel.sql.sqltypes.AutoString(length=200), nullable=False),
-        sa.Column("prompt_version", sqlmodel.sql.sqltypes.AutoString(length=32), nullable=False),
+        sa.Column("cache_key", sa.String(length=64), nullable=False),
+        sa.Column("endpoint_host", sa.String(length=255), nullable=False),
+        sa.Column("model", sa.String(length=200), nullable=False),
+        sa.Column("prompt_version", sa.String(length=32), nullable=False),
         sa.Column("normalized_answer", sa.Text(), nullable=False),
         sa.Column("correct", sa.Integer(), nullable=False),
         sa.Column("reason", sa.Text(), nullable=True),

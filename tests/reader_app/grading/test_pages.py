@@ -10,6 +10,7 @@ import streamlit as st
 from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
 
+from reader_app.grading.rubric import rubric_frame
 from reader_app.grading.tables import AnswerKeyVersion
 from reader_app.models import Verdict
 from reader_app.settings import Settings
@@ -115,3 +116,34 @@ def test_coordinator_edits_the_key(
         "German synonym",
         "C01",
     )
+
+
+def test_reports_queue_and_agreement_panel(
+    app_for: Callable[[str], AppTest], session: Session, settings: Settings
+) -> None:
+    config = {"report_fields": ["findings", "impression"], "grading": {"adjudication": "double"}}
+    key = [("ct-01", "Right lower lobe pneumonia", [])]
+    study = make_key_study(session, settings.asset_dir, config=config, key=key, kind="strip")
+    r1 = reader(session, study, "R01")
+    ct = case_by_source(session, study, "ct-01")
+    answer(
+        session,
+        study,
+        ct,
+        "Pneumonia",
+        by=r1,
+        findings="RLL consolidation.",
+        impression="Pneumonia.",
+    )
+    token = make_reader(session, study, code="A01", role="adjudicator").token
+    at = app_for(token)
+    assert not at.exception
+    assert "Agreement between adjudicators" in _texts(at)
+    at.button_group(key="adj_mode").set_value("Reports").run()
+    assert "RLL consolidation." in _texts(at) and "R01" not in _texts(at)
+    at.button(key="rubric_save").click().run()
+    assert "0 to 40" in at.error[0].value  # no grade entered: nothing stored
+    at.number_input(key="rubric_score").set_value(33)
+    at.button(key="rubric_save").click().run()
+    assert not at.exception and "33 / 40" in at.success[0].value
+    assert rubric_frame(session=session, study_id=study.id or 0)["rubric"].tolist() == [33]
