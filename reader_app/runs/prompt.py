@@ -36,6 +36,13 @@ class CaseImageBytes:
 
     png: bytes
     label: str = ""
+    window: str | None = None
+
+    @property
+    def caption(self) -> str:
+        """What the reader's viewer tells them about this image: its label and window."""
+        window = f"{self.window} window" if self.window else ""
+        return " · ".join(part for part in (self.label, window) if part)
 
 
 def builtin_prompts() -> list[str]:
@@ -69,8 +76,9 @@ def case_messages(
 ) -> list[dict[str, Any]]:
     """One user message: the instruction, the history a reader sees, then the images.
 
-    A caption a reader sees under an image (a strip's slice position, say) goes
-    in a text part right before that image, so the model reads it too.
+    What a reader is told about an image (a strip's slice position, the window
+    preset it is shown under) goes in a text part right before that image, so
+    the model reads it too.
     """
     intro = prompt.text
     if history:
@@ -78,7 +86,7 @@ def case_messages(
     intro += f"\n\nThe case has {len(images)} image{'s' if len(images) != 1 else ''}."
     parts: list[dict[str, Any]] = [{"type": "text", "text": intro}]
     for i, image in enumerate(images, start=1):
-        if image.label:
-            parts.append({"type": "text", "text": f"Image {i}: {image.label}"})
+        if image.caption:
+            parts.append({"type": "text", "text": f"Image {i}: {image.caption}"})
         parts.append({"type": "image_url", "image_url": {"url": png_data_url(image.png)}})
     return [{"role": "user", "content": parts}]

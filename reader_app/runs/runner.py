@@ -113,7 +113,9 @@ def ask(
     job: CaseJob, *, client: ChatClient, spec: RunSpec, prompt: Prompt, asset_dir: Path
 ) -> Outcome:
     """One case: load the stored PNG bytes, ask, parse. Runs in a worker thread."""
-    images = [CaseImageBytes(load_asset(asset_dir, i.sha256), i.label) for i in job.images]
+    images = [
+        CaseImageBytes(load_asset(asset_dir, i.sha256), i.label, i.window) for i in job.images
+    ]
     body = spec.request_body(case_messages(prompt, history=job.history, images=images))
     shown_at = utcnow()
     try:

@@ -139,3 +139,43 @@ def test_montage_mode_refuses_a_strip_without_montage(
         )
     assert openai_stub.served() == 0
     assert session.exec(select(ModelRun)).first() is None
+
+
+def test_a_strip_in_two_windows_sends_every_window_with_its_name(
+    session: Session, settings: Settings, openai_stub: OpenAIStub
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=0)
+    images = []
+    for w, window in enumerate(("lung", "mediastinum")):
+        images += [
+            RenderedImage(png_bytes(shade=40 * w + j), 64, 48, f"{j + 1}/2", window, "slice")
+            for j in range(2)
+        ]
+        images.append(RenderedImage(png_bytes(80, 80, 9 + w), 80, 80, "montage", window, "montage"))
+    add_case(
+        session=session,
+        asset_dir=settings.asset_dir,
+        study=study,
+        source_id="two-windows",
+        kind="strip",
+        images=images,
+        diagnosis="Two windows",
+    )
+    session.commit()
+    for mode, expected in (("slices", 4), ("montage", 2)):
+        with ChatClient(openai_stub.base_url, backoff_s=0.01) as client:
+            run_model(
+                session=session,
+                study=study,
+                spec=RunSpec(name=mode, model="stub", strip_mode=mode),
+                prompt=load_prompt(),
+                client=client,
+                asset_dir=settings.asset_dir,
+                host="127.0.0.1",
+            )
+        assert len(openai_stub.requests[-1].images) == expected
+    slices, montages = openai_stub.requests
+    assert "Image 1: 1/2 · lung window" in slices.text
+    assert "Image 3: 1/2 · mediastinum window" in slices.text
+    assert slices.images[2] == png_bytes(shade=40)
+    assert "Image 2: montage · mediastinum window" in montages.text
