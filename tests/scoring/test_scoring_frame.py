@@ -114,3 +114,26 @@ def test_types_are_normalised(make_rows: Callable) -> None:
     row = frame.iloc[0]
     assert row["case_id"] == "7" and row["kind"] == "human" and row["group"] is None
     assert row["likert"] == 3 and row["correct"] == 1
+
+
+def test_validating_twice_changes_nothing() -> None:
+    rows = [one(case_id="1"), one(case_id="2", diagnosis="IDK", likert=None, correct=None),
+            one(case_id="3", likert=9, correct=None)]  # fmt: skip
+    once = validate_frame(rows)
+    assert once.equals(validate_frame(once))
+    assert once["status"].tolist() == ["answered", "idk", "invalid"]
+
+
+def test_numeric_and_nullable_columns() -> None:
+    frame = pd.DataFrame(
+        {
+            "responder": ["m", "m"],
+            "kind": ["model", "model"],
+            "case_id": [1, 2],
+            "diagnosis": ["a", "b"],
+            "likert": pd.array([4, 2], dtype="Int64"),
+            "correct": [1.0, 0.0],
+        }
+    )
+    out = validate_frame(frame)
+    assert out["correct"].tolist() == [1, 0] and out["case_id"].tolist() == ["1", "2"]

@@ -163,3 +163,15 @@ def test_through_the_real_cli(graded: Path) -> None:
         capture_output=True, text=True, cwd=ROOT, check=True,
     )  # fmt: skip
     assert json.loads(out.stdout)["human_pool"]["radle_c"] == pytest.approx(1100.0)
+
+
+def test_every_option_is_documented() -> None:
+    parser = argparse.ArgumentParser(prog="readerstudy")
+    sub = parser.add_subparsers(dest="command")
+    score.add_parser(sub)
+    docs = (ROOT / "docs" / "scoring.md").read_text()
+    assert "readerstudy score" in docs
+    for action in sub.choices["score"]._actions:
+        for option in action.option_strings:
+            if option not in ("-h", "--help"):
+                assert option in docs, f"{option} is not in docs/scoring.md"
