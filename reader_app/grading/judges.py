@@ -27,6 +27,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import httpx
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 from reader_app.grading.tables import JudgeCall
@@ -282,19 +283,22 @@ class DbJudgeCache:
     def put(self, key: str, config: JudgeConfig, request: JudgeRequest, reply: JudgeReply) -> None:
         if reply.correct is None or self.get(key) is not None:
             return
-        with self.session.begin_nested():
-            self.session.add(
-                JudgeCall(
-                    cache_key=key,
-                    endpoint_host=config.host[:255],
-                    model=config.model[:200],
-                    prompt_version=JUDGE_PROMPT_VERSION,
-                    normalized_answer=request.normalized_answer,
-                    correct=reply.correct,
-                    reason=reply.reason,
-                    reply=reply.raw,
+        try:
+            with self.session.begin_nested():
+                self.session.add(
+                    JudgeCall(
+                        cache_key=key,
+                        endpoint_host=config.host[:255],
+                        model=config.model[:200],
+                        prompt_version=JUDGE_PROMPT_VERSION,
+                        normalized_answer=request.normalized_answer,
+                        correct=reply.correct,
+                        reason=reply.reason,
+                        reply=reply.raw,
+                    )
                 )
-            )
+        except IntegrityError:
+            pass  # another process cached the same call a moment ago: same key, same prompt
 
 
 @dataclass(frozen=True)

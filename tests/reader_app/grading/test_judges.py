@@ -260,3 +260,19 @@ def test_one_judge_is_not_a_panel(session: Session, settings: Settings) -> None:
     adj2 = reader(session, other, "A02", role="adjudicator")
     with pytest.raises(GradingConfigError, match="judge"):
         run_judges(session=session, actor=adj2)
+
+
+def test_db_cache_tolerates_a_concurrent_writer(session: Session, settings: Settings) -> None:
+    from reader_app.grading.judges import DbJudgeCache, JudgeReply, cache_key
+
+    config = JudgeConfig(url="http://127.0.0.1:9/v1", model="judge-a")
+    reply = JudgeReply(correct=1, reason="same entity", raw="{}")
+    key = cache_key(config, REQUEST)
+    with Session(session.get_bind()) as other:
+        DbJudgeCache(other).put(key, config, REQUEST, reply)
+        other.commit()
+    cache = DbJudgeCache(session)
+    cache.get = lambda _k: None  # type: ignore[method-assign]  # it looked before the other wrote
+    cache.put(key, config, REQUEST, reply)  # no IntegrityError escapes
+    session.commit()
+    assert DbJudgeCache(session).get(key) == JudgeReply(1, "same entity", "{}", None, True)
