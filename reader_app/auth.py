@@ -1,7 +1,10 @@
-"""Sign-in tokens and role checks, enforced in the service layer.
+"""Sign-in tokens, institutional (OIDC) sign-in and role checks, enforced in the service layer.
 
 A token is 256 random bits shown once (in the invite link); only its sha256
-is stored. Re-inviting a reader rotates the token, which revokes the old link.
+is stored. Re-inviting a reader rotates the token, which revokes the old link;
+``revoke_invite`` revokes a reader's access outright (link and OIDC alike).
+With OIDC, the identity provider vouches for an email address and the reader
+is the one registered with that address (``invite --email``).
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ import hmac
 import secrets
 from dataclasses import dataclass
 
-from sqlmodel import Session, select
+from sqlalchemy import func
+from sqlmodel import Session, col, select
 
 from reader_app.audit import record_event
 from reader_app.models import ROLES, Reader, Study, utcnow
@@ -52,6 +56,7 @@ def invite_reader(
     if not code or len(code) > 64:
         raise ValueError("reader code must be 1-64 characters")
     assert study.id is not None
+    email = normalize_email(email) or None
     reader = session.exec(
         select(Reader).where(Reader.study_id == study.id, Reader.code == code)
     ).first()
@@ -72,7 +77,14 @@ def invite_reader(
     return Invite(reader=reader, token=token)
 
 
+def find_reader(*, session: Session, study: Study, code: str) -> Reader | None:
+    return session.exec(
+        select(Reader).where(Reader.study_id == study.id, Reader.code == code.strip())
+    ).first()
+
+
 def revoke_invite(*, session: Session, reader: Reader, actor: str) -> None:
+    """Refuse the reader's link (and OIDC sign-in) from now on; re-inviting restores access."""
     reader.token_revoked_at = utcnow()
     session.add(reader)
     record_event(
@@ -91,6 +103,43 @@ def authenticate(*, session: Session, token: str) -> Reader:
     if reader.token_revoked_at is not None:
         raise AuthError("This sign-in link has been revoked. Ask the study coordinator.")
     return reader
+
+
+def still_valid(reader: Reader, token_hash: str | None) -> bool:
+    """Is a signed-in session still allowed? (revoked, or its link rotated: no)."""
+    if reader.token_revoked_at is not None:
+        return False
+    return token_hash is None or hmac.compare_digest(reader.token_hash or "", token_hash)
+
+
+def normalize_email(email: str | None) -> str:
+    return (email or "").strip().lower()
+
+
+def readers_for_email(
+    *, session: Session, email: str | None, email_verified: bool | None = None
+) -> list[Reader]:
+    """The (not revoked) readers registered with an OIDC-verified email, in any study.
+
+    Matching is case-insensitive. A provider that says the address is not
+    verified is refused: an unverified address proves nothing.
+    """
+    address = normalize_email(email)
+    if not address or "@" not in address:
+        raise AuthError("Your sign-in did not provide an email address.")
+    if email_verified is False:
+        raise AuthError("Your identity provider has not verified this email address.")
+    readers = session.exec(
+        select(Reader)
+        .where(
+            func.lower(col(Reader.email)) == address,
+            col(Reader.token_revoked_at).is_(None),
+        )
+        .order_by(col(Reader.study_id), col(Reader.id))
+    ).all()
+    if not readers:
+        raise AuthError(f"{address} is not registered for a study here. Ask the study coordinator.")
+    return list(readers)
 
 
 def require_role(actor: Reader, *roles: str) -> None:

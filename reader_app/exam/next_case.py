@@ -44,6 +44,17 @@ class CaseView:
     def image_sha256(self) -> list[str]:
         return [img.sha256 for img in self.images]
 
+    @property
+    def reader_images(self) -> tuple[ImageView, ...]:
+        """What a reader's viewer offers: slices and images; a montage only if alone."""
+        shown = tuple(img for img in self.images if img.role != "montage")
+        return shown or self.images
+
+    @property
+    def reader_sha256(self) -> list[str]:
+        """sha256 of the images the reader's viewer offered, in stored order."""
+        return [img.sha256 for img in self.reader_images]
+
 
 def order_length(*, session: Session, reader_id: int) -> int:
     return int(
@@ -78,6 +89,18 @@ def next_case(*, session: Session, reader: Reader, total: int | None = None) -> 
         slot=slot,
         total=total or order_length(session=session, reader_id=reader.id),
     )
+
+
+def case_at_slot(*, session: Session, reader: Reader, slot: int, total: int) -> CaseView | None:
+    """The case in one slot of the reader's order (for reviewing an earlier answer)."""
+    case = session.exec(
+        select(Case)
+        .join(ReaderOrder, col(ReaderOrder.case_id) == Case.id)
+        .where(ReaderOrder.reader_id == reader.id, ReaderOrder.slot == slot)
+    ).first()
+    if case is None:
+        return None
+    return case_view(session=session, case=case, slot=slot, total=total)
 
 
 def case_view(*, session: Session, case: Case, slot: int, total: int) -> CaseView:

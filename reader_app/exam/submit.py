@@ -20,8 +20,22 @@ from reader_app.models import Case, Reader, ReaderOrder, Response, Study, utcnow
 MAX_DIAGNOSIS_CHARS = 300
 
 
+STATE_MESSAGES = {
+    "locked": "The study is paused by its coordinator. Your answers so far are saved; "
+    "please come back later.",
+    "closed": "This study is closed and no longer takes answers. Thank you for taking part.",
+}
+
+
 class AnswerError(ValueError):
     """The answer cannot be stored; the message is meant for the reader."""
+
+
+def study_closed_message(state: str) -> str | None:
+    """Why a study in this state takes no answers (None when it is open)."""
+    if state == "open":
+        return None
+    return STATE_MESSAGES.get(state, STATE_MESSAGES["closed"])
 
 
 @dataclass(frozen=True)
@@ -79,8 +93,9 @@ def submit_answer(
     if row is None:
         raise AuthError("This case is not part of your exam.")
     case, study = row
-    if study.state != "open":
-        raise AnswerError("The study is closed: answers can no longer be submitted.")
+    assert case.id is not None and study.id is not None
+    if (closed := study_closed_message(study.state)) is not None:
+        raise AnswerError(closed)
     response = Response(
         study_id=study.id,
         case_id=case.id,

@@ -1,0 +1,154 @@
+"""Changing an earlier answer, when the study allows it; every earlier answer is kept.
+
+A revision copies the current answer (with its submission time) into
+``response_revisions``, then updates the response in place with
+``revision + 1``. The update is conditional on the revision the reader saw,
+so two tabs revising at once cannot silently overwrite each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import update
+from sqlmodel import Session, col, select
+
+from reader_app.auth import require_role
+from reader_app.exam.config import ExamConfig
+from reader_app.exam.submit import Answer, AnswerError, study_closed_message
+from reader_app.models import (
+    Case,
+    Reader,
+    ReaderOrder,
+    Response,
+    ResponseRevision,
+    Study,
+    utcnow,
+)
+
+
+@dataclass(frozen=True)
+class StoredAnswer:
+    response_id: int
+    diagnosis: str | None
+    likert: int | None
+    idk: bool
+    revision: int
+    submitted_at: datetime
+
+
+def _stored(response: Response) -> StoredAnswer:
+    assert response.id is not None
+    return StoredAnswer(
+        response.id,
+        response.diagnosis,
+        response.likert,
+        response.idk,
+        response.revision,
+        response.submitted_at,
+    )
+
+
+def stored_answer(*, session: Session, reader: Reader, case_public_id: str) -> StoredAnswer | None:
+    response = session.exec(
+        select(Response)
+        .join(Case, col(Case.id) == Response.case_id)
+        .where(Case.public_id == case_public_id, Response.reader_id == reader.id)
+    ).first()
+    return None if response is None else _stored(response)
+
+
+def revisable_slots(*, session: Session, reader: Reader) -> list[int]:
+    """Slots of the reader's answered, scored cases, in order (practice is final)."""
+    return list(
+        session.exec(
+            select(ReaderOrder.slot)
+            .join(Case, col(Case.id) == ReaderOrder.case_id)
+            .join(
+                Response,
+                (col(Response.case_id) == Case.id)
+                & (col(Response.reader_id) == ReaderOrder.reader_id),
+            )
+            .where(ReaderOrder.reader_id == reader.id, col(Case.practice).is_(False))
+            .order_by(col(ReaderOrder.slot))
+        )
+    )
+
+
+def revise_answer(
+    *,
+    session: Session,
+    reader: Reader,
+    config: ExamConfig,
+    case_public_id: str,
+    answer: Answer,
+    seen_revision: int,
+) -> StoredAnswer:
+    """Replace an earlier answer, keeping the old one in history; return the new state."""
+    require_role(reader, "reader")
+    if not config.allow_revisions:
+        raise AnswerError("This study does not allow changing earlier answers.")
+    row = session.exec(
+        select(Response, Case, Study)
+        .join(Case, col(Case.id) == Response.case_id)
+        .join(Study, col(Study.id) == Case.study_id)
+        .where(Case.public_id == case_public_id, Response.reader_id == reader.id)
+    ).first()
+    if row is None:
+        raise AnswerError("This case has no answer to change yet.")
+    response, case, study = row
+    if (closed := study_closed_message(study.state)) is not None:
+        raise AnswerError(closed)
+    if case.practice:
+        raise AnswerError("Practice answers are final.")
+    if response.revision != seen_revision:
+        raise AnswerError("This answer was changed in another window. Reload to see it.")
+    if (response.diagnosis, response.likert, response.idk) == (
+        answer.diagnosis,
+        answer.likert,
+        answer.idk,
+    ):
+        return _stored(response)  # nothing changed: no revision
+    now = utcnow()
+    assert response.id is not None
+    session.add(
+        ResponseRevision(
+            response_id=response.id,
+            diagnosis=response.diagnosis,
+            likert=response.likert,
+            idk=response.idk,
+            status=response.status,
+            submitted_at=response.submitted_at,
+            replaced_at=now,
+        )
+    )
+    result = session.exec(
+        update(Response)
+        .where(col(Response.id) == response.id, col(Response.revision) == seen_revision)
+        .values(
+            diagnosis=answer.diagnosis,
+            likert=answer.likert,
+            idk=answer.idk,
+            status=answer.status,
+            submitted_at=now,
+            revision=seen_revision + 1,
+        )
+    )
+    if result.rowcount != 1:
+        session.rollback()
+        raise AnswerError("This answer was changed in another window. Reload to see it.")
+    session.commit()
+    session.refresh(response)
+    return _stored(response)
+
+
+def answer_history(*, session: Session, response_id: int) -> list[ResponseRevision]:
+    """Earlier answers of one response, oldest first."""
+    return list(
+        session.exec(
+            select(ResponseRevision)
+            .where(ResponseRevision.response_id == response_id)
+            .order_by(col(ResponseRevision.replaced_at), col(ResponseRevision.id))
+        )
+    )
