@@ -1,24 +1,37 @@
-"""Streamlit entry point: page config, sign-in gate, role-based navigation."""
+"""Streamlit entry point: page config, sign-in gate, role-based navigation.
+
+A reader who has not yet consented or filled the profile is offered only that
+step's page, at the app's root address, so a reload always lands on the step
+they are at; then the exam.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from reader_app.ui.context import sign_in
+from reader_app.exam.config import exam_config
+from reader_app.exam.onboarding import onboarding_step
+from reader_app.ui.components.sign_in_panel import sign_in_panel
+from reader_app.ui.context import db_session, finish_sign_out, load_reader, sign_in
 from reader_app.ui.navigation import PAGES_DIR, pages_for
 
 st.set_page_config(page_title="readerstudy", page_icon="🩻", layout="wide")
 
+finish_sign_out()
 user = sign_in()
 if user is None:
-    st.title("readerstudy")
-    if err := st.session_state.get("_auth_error"):
-        st.error(err)
-    else:
-        st.info("Open the personal sign-in link your study coordinator sent you.")
+    sign_in_panel()
     st.stop()
+assert user is not None
 
-specs = pages_for(user.role)
+step = st.session_state.get("_step")
+if step != "exam":
+    with db_session() as session:
+        reader, study = load_reader(session, user)
+        step = onboarding_step(reader, exam_config(study))
+    st.session_state["_step"] = step
+
+specs = pages_for(user.role, step)
 if not specs:
     st.title("readerstudy")
     st.info(f"Signed in as {user.code} ({user.role}). No pages are available for this role yet.")

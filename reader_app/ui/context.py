@@ -1,4 +1,11 @@
-"""Per-process resources and the signed-in user, for pages (the only Streamlit-aware glue)."""
+"""Per-process resources and the signed-in user, for pages (the only Streamlit-aware glue).
+
+Two ways in: the invite link (``?token=``; the token stays in the URL so a
+reload keeps the session) or, when ``[auth]`` is in ``.streamlit/secrets.toml``,
+the institution's OIDC sign-in through ``st.login``, matched to a reader by
+email. Either way the page re-checks the reader on every run, so a revoked or
+rotated link stops working at the next click, not at the next reload.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +14,15 @@ from dataclasses import dataclass
 import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
+from streamlit.errors import StreamlitSecretNotFoundError
 
-from reader_app.auth import AuthError, authenticate
+from reader_app.auth import (
+    AuthError,
+    authenticate,
+    hash_token,
+    readers_for_email,
+    still_valid,
+)
 from reader_app.db import get_engine
 from reader_app.ingest.assets import load_asset
 from reader_app.models import Reader, Study
@@ -21,6 +35,11 @@ class SignedIn:
     study_id: int
     code: str
     role: str
+    token_hash: str | None = None  # None: signed in through OIDC
+
+    @property
+    def via_oidc(self) -> bool:
+        return self.token_hash is None
 
 
 @st.cache_resource
@@ -42,26 +61,100 @@ def asset_bytes(sha256: str) -> bytes:
     return load_asset(app_settings().asset_dir, sha256)
 
 
-def sign_in() -> SignedIn | None:
-    """Resolve ?token= to a reader; the token stays in the URL so a reload keeps the session."""
-    token = st.query_params.get("token", "")
+def oidc_configured() -> bool:
+    """Institutional sign-in is offered only when ``[auth]`` exists in the secrets."""
+    try:
+        return "auth" in st.secrets
+    except (FileNotFoundError, StreamlitSecretNotFoundError):
+        return False
+
+
+def _remember(reader: Reader, token_hash: str | None) -> SignedIn:
+    assert reader.id is not None
+    user = SignedIn(reader.id, reader.study_id, reader.code, reader.role, token_hash)
+    st.session_state["_signed_in"] = user
+    st.session_state.pop("_auth_error", None)
+    return user
+
+
+def _sign_in_with_token(token: str) -> SignedIn | None:
     cached: SignedIn | None = st.session_state.get("_signed_in")
-    if cached is not None and st.session_state.get("_token") == token:
+    if cached is not None and cached.token_hash == hash_token(token):
         return cached
-    if not token:
-        return None
     with db_session() as session:
         try:
             reader = authenticate(session=session, token=token)
         except AuthError as exc:
+            st.session_state.pop("_signed_in", None)
             st.session_state["_auth_error"] = str(exc)
             return None
-        assert reader.id is not None
-        user = SignedIn(reader.id, reader.study_id, reader.code, reader.role)
-    st.session_state["_signed_in"] = user
+        user = _remember(reader, reader.token_hash)
     st.session_state["_token"] = token
-    st.session_state.pop("_auth_error", None)
     return user
+
+
+def _sign_in_with_oidc() -> SignedIn | None:
+    if not st.user.is_logged_in:
+        return None
+    cached: SignedIn | None = st.session_state.get("_signed_in")
+    if cached is not None and cached.via_oidc:
+        return cached
+    verified = st.user.get("email_verified")
+    with db_session() as session:
+        try:
+            readers = readers_for_email(
+                session=session,
+                email=str(st.user.get("email") or ""),
+                email_verified=None if verified is None else bool(verified),
+            )
+        except AuthError as exc:
+            st.session_state["_auth_error"] = str(exc)
+            return None
+        chosen = st.session_state.get("_oidc_reader")
+        match = [r for r in readers if r.id == chosen] if chosen else readers[:1]
+        if len(readers) > 1 and not chosen:
+            st.session_state["_oidc_choices"] = [
+                (r.id, _study_title(session, r.study_id), r.code) for r in readers
+            ]
+            return None
+        if not match:
+            return None
+        return _remember(match[0], None)
+
+
+def _study_title(session: Session, study_id: int) -> str:
+    study = session.get(Study, study_id)
+    return study.title if study else str(study_id)
+
+
+def sign_in() -> SignedIn | None:
+    """Resolve the invite token or the OIDC identity to a reader, or None."""
+    token = st.query_params.get("token", "")
+    if token:
+        return _sign_in_with_token(token)
+    cached: SignedIn | None = st.session_state.get("_signed_in")
+    if cached is not None and not cached.via_oidc and st.session_state.get("_token"):
+        # the URL lost its token (e.g. a page switch): put it back so a reload still works
+        st.query_params["token"] = st.session_state["_token"]
+        return cached
+    if oidc_configured():
+        return _sign_in_with_oidc()
+    return None
+
+
+def sign_out() -> None:
+    """Forget this browser session; the invite link (or OIDC account) signs in again."""
+    via_oidc = bool(getattr(st.session_state.get("_signed_in"), "via_oidc", False))
+    for key in list(st.session_state.keys()):
+        del st.session_state[key]
+    st.query_params.clear()
+    st.session_state["_signed_out"] = True
+    st.session_state["_logout_oidc"] = via_oidc  # st.logout runs in the next script run
+
+
+def finish_sign_out() -> None:
+    if st.session_state.pop("_logout_oidc", False):
+        st.logout()
 
 
 def current_user() -> SignedIn:
@@ -74,11 +167,20 @@ def current_user() -> SignedIn:
 
 
 def load_reader(session: Session, user: SignedIn) -> tuple[Reader, Study]:
+    """The signed-in reader and study, re-checked on every run (revoked or rotated: out)."""
     reader = session.get(Reader, user.reader_id)
     study = session.get(Study, user.study_id)
-    if reader is None or study is None or reader.token_revoked_at is not None:
+    if reader is None or study is None or not still_valid(reader, user.token_hash):
         st.session_state.pop("_signed_in", None)
-        st.error("Your access has been revoked. Ask the study coordinator.")
+        st.error("Your access has been revoked or your link was replaced. Ask the coordinator.")
         st.stop()
     assert reader is not None and study is not None
     return reader, study
+
+
+def reader_for_callback(session: Session, user: SignedIn) -> Reader | None:
+    """Like load_reader, for button callbacks: None (not st.stop) when access has ended."""
+    reader = session.get(Reader, user.reader_id)
+    if reader is None or not still_valid(reader, user.token_hash):
+        return None
+    return reader

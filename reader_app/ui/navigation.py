@@ -1,6 +1,9 @@
 """Which pages each role may open. Pages not listed for a role do not exist for it.
 
 Role checks are also enforced in the service layer; hiding pages is convenience.
+A reader who has not yet consented or filled the profile sees only that step's
+page (``ONBOARDING_PAGES``), served at the same address, so a reload lands on
+the right step.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ class PageSpec:
 EXAM = PageSpec("exam.py", "Exam", "📝", "exam")
 ADJUDICATE = PageSpec("adjudicate.py", "Adjudication", "⚖️", "adjudicate")
 ANSWER_KEY = PageSpec("answer_key.py", "Answer key", "🔑", "answer-key")
+CONSENT = PageSpec("consent.py", "Consent", "📄", "consent")
+PROFILE = PageSpec("profile.py", "Your profile", "👤", "profile")
 
 ROLE_PAGES: dict[str, tuple[PageSpec, ...]] = {
     "reader": (EXAM,),
@@ -30,6 +35,11 @@ ROLE_PAGES: dict[str, tuple[PageSpec, ...]] = {
     "analyst": (),
 }
 
+# reader steps before the exam (see reader_app.exam.onboarding)
+ONBOARDING_PAGES: dict[str, PageSpec] = {"consent": CONSENT, "profile": PROFILE}
 
-def pages_for(role: str) -> tuple[PageSpec, ...]:
+
+def pages_for(role: str, step: str = "exam") -> tuple[PageSpec, ...]:
+    if role == "reader" and step in ONBOARDING_PAGES:
+        return (ONBOARDING_PAGES[step],)
     return ROLE_PAGES.get(role, ())

@@ -2,26 +2,54 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import streamlit as st
+from sqlalchemy import event
 from streamlit.testing.v1 import AppTest
+
+from reader_app.db import get_engine
+from reader_app.settings import Settings
 
 MAIN = str(Path(__file__).resolve().parents[3] / "reader_app" / "main.py")
 
 
 @pytest.fixture
-def app_for(settings: object) -> Callable[[str], AppTest]:
-    """Return a factory: token -> a fresh AppTest signed in with that token (already run)."""
+def app_for(settings: object) -> Callable[..., AppTest]:
+    """Return a factory: token -> a fresh AppTest signed in with that token (already run).
+
+    ``secrets`` and ``user`` seed ``st.secrets`` and ``st.user`` (for OIDC).
+    """
     st.cache_resource.clear()
     st.cache_data.clear()
 
-    def make(token: str) -> AppTest:
+    def make(
+        token: str, *, secrets: dict[str, Any] | None = None, user: dict[str, Any] | None = None
+    ) -> AppTest:
         at = AppTest.from_file(MAIN, default_timeout=30)
         if token:
             at.query_params["token"] = token
+        if secrets is not None:
+            at.secrets = secrets
+        if user is not None:
+            at.user = user
         return at.run()
 
     return make
+
+
+@pytest.fixture
+def sql_log(settings: Settings) -> Iterator[list[str]]:
+    """Every SQL statement the app's engine runs while the test is going."""
+    engine = get_engine(settings.database_url)
+    statements: list[str] = []
+
+    def log(conn: object, cursor: object, statement: str, *args: object) -> None:
+        statements.append(statement)
+
+    event.listen(engine, "before_cursor_execute", log)
+    yield statements
+    event.remove(engine, "before_cursor_execute", log)

@@ -1,76 +1,379 @@
-"""The answer page through Streamlit's AppTest: widgets, validation, IDK, progress."""
+"""The exam page through Streamlit's AppTest: sign-in, the form's rules, progress,
+practice feedback, viewers, pause, study state, revisions and the finish page."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
-from sqlmodel import Session, select
+from sqlmodel import Session, func, select
 from streamlit.testing.v1 import AppTest
 
-from reader_app.models import AnswerKey, Response
+from reader_app.auth import invite_reader, revoke_invite
+from reader_app.exam.revisions import answer_history
+from reader_app.models import Reader, ResponseRevision, Study
 from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
+from tests.reader_app.ui.helpers import (
+    answer,
+    answer_idk,
+    images,
+    progress_text,
+    responses,
+    texts,
+)
+
+App = Callable[..., AppTest]
 
 
-def test_sign_in_required(app_for: Callable[[str], AppTest]) -> None:
+def test_sign_in_required(app_for: App) -> None:
     at = app_for("")
     assert not at.exception
     assert "sign-in link" in at.info[0].value
+    assert not at.text_input
 
 
-def test_forged_token_is_refused(
-    app_for: Callable[[str], AppTest], session: Session, settings: Settings
-) -> None:
+def test_forged_token_is_refused(app_for: App, session: Session, settings: Settings) -> None:
     make_study(session, settings.asset_dir, n_cases=1)
     at = app_for("not-a-real-token")
     assert "not valid" in at.error[0].value
     assert not at.text_input
 
 
-def test_answer_then_idk_then_finish(
-    app_for: Callable[[str], AppTest], session: Session, settings: Settings
+def test_revoked_link_is_refused_at_once_even_mid_session(
+    app_for: App, session: Session, settings: Settings
 ) -> None:
     study = make_study(session, settings.asset_dir, n_cases=2)
-    invite = make_reader(session, study)
+    invite = make_reader(session, study, ready=True)
+    at = app_for(invite.token)
+    assert progress_text(at) == "Case 1 of 2"
+    revoke_invite(session=session, reader=invite.reader, actor="coordinator")
+    session.commit()
+    answer(at, "Too late", 2)  # the open session is refused at its next click
+    assert responses(session) == []
+    assert any("revoked" in e.value for e in at.error)
+    assert "revoked" in app_for(invite.token).error[0].value  # and the link on a reload
+
+
+def test_rotated_link_ends_the_old_session(
+    app_for: App, session: Session, settings: Settings
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=2)
+    old = make_reader(session, study, ready=True)
+    at = app_for(old.token)
+    invite_reader(session=session, study=study, code="R01")  # re-invite: new link
+    session.commit()
+    at.run()
+    assert any("replaced" in e.value for e in at.error)
+    assert "not valid" in app_for(old.token).error[0].value
+
+
+def test_answer_then_idk_then_finish(app_for: App, session: Session, settings: Settings) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=2)
+    invite = make_reader(session, study, ready=True)
     at = app_for(invite.token)
     assert not at.exception
     assert at.text_input(key="diagnosis").value == ""
-    assert "Case 1 of 2" in at.get("progress")[0].proto.text
+    assert progress_text(at) == "Case 1 of 2"
 
     # validation: a diagnosis without confidence is refused, nothing stored
-    at.text_input(key="diagnosis").set_value("Osteoid osteoma")
+    at.text_input(key="diagnosis").set_value("  Osteoid osteoma ")
     at.button(key="submit").click().run()
     assert "confidence" in at.error[0].value
-    assert session.exec(select(Response)).all() == []
+    assert responses(session) == []
 
     at.radio(key="likert").set_value(3)
     at.button(key="submit").click().run()
-    assert "Case 2 of 2" in at.get("progress")[0].proto.text
+    assert progress_text(at) == "Case 2 of 2"
     assert at.text_input(key="diagnosis").value == ""  # cleared for the next case
+    assert at.radio(key="likert").value is None
 
-    # IDK clears and disables the other two
-    at.text_input(key="diagnosis").set_value("half typed")
-    at.checkbox(key="idk").check().run()
-    assert at.text_input(key="diagnosis").value == ""
-    assert at.text_input(key="diagnosis").disabled and at.radio(key="likert").disabled
-    at.button(key="submit").click().run()
+    answer_idk(at)
     assert "finished" in at.success[0].value
-
-    rows = session.exec(select(Response).order_by(Response.id)).all()
-    assert [(r.diagnosis, r.likert, r.status) for r in rows] == [
-        ("Osteoid osteoma", 3, "answered"),
-        (None, None, "idk"),
+    assert progress_text(at) == "All 2 cases answered"
+    rows = responses(session)
+    assert [(r.diagnosis, r.likert, r.status, r.idk) for r in rows] == [
+        ("Osteoid osteoma", 3, "answered", False),  # trimmed
+        (None, None, "idk", True),
     ]
+    for r in rows:
+        assert r.shown_at is not None and r.shown_at <= r.submitted_at
+        assert len(r.image_sha256) == 64 and not r.practice
 
 
-def test_page_shows_no_answer_key_or_source_id(
-    app_for: Callable[[str], AppTest], session: Session, settings: Settings
+def test_validation_messages(app_for: App, session: Session, settings: Settings) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=1)
+    at = app_for(make_reader(session, study, ready=True).token)
+    at.button(key="submit").click().run()
+    assert "Enter a diagnosis" in at.error[0].value
+    at.text_input(key="diagnosis").set_value("   ").run()
+    at.radio(key="likert").set_value(2)
+    at.button(key="submit").click().run()
+    assert "Enter a diagnosis" in at.error[0].value
+    assert responses(session) == []
+    # the box itself stops at 300 characters (the service refuses more: test_exam_flow)
+    assert at.text_input(key="diagnosis").proto.max_chars == 300
+    at.text_input(key="diagnosis").set_value("x" * 301)
+    at.button(key="submit").click().run()
+    assert [len(r.diagnosis or "") for r in responses(session)] == [300]
+
+
+def test_idk_clears_and_disables_then_can_be_undone(
+    app_for: App, session: Session, settings: Settings
 ) -> None:
     study = make_study(session, settings.asset_dir, n_cases=1)
-    invite = make_reader(session, study)
+    at = app_for(make_reader(session, study, ready=True).token)
+    at.text_input(key="diagnosis").set_value("half typed")
+    at.radio(key="likert").set_value(1)
+    at.button(key="idk").click().run()
+    assert at.text_input(key="diagnosis").value == ""
+    assert at.radio(key="likert").value is None
+    assert at.text_input(key="diagnosis").disabled and at.radio(key="likert").disabled
+    assert "selected" in at.button(key="idk").proto.label
+    at.button(key="idk").click().run()  # changed my mind
+    assert not at.text_input(key="diagnosis").disabled and not at.radio(key="likert").disabled
+    assert at.button(key="idk").proto.label == "I don't know"
+    assert responses(session) == []
+
+
+def test_keyboard_shortcuts_on_submit_and_idk(
+    app_for: App, session: Session, settings: Settings
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=1)
+    at = app_for(make_reader(session, study, ready=True).token)
+    assert at.button(key="submit").proto.shortcut == "ctrl+enter"
+    assert at.button(key="idk").proto.shortcut == "ctrl+i"
+
+
+def test_practice_shows_the_reference_only_after_the_answer(
+    app_for: App, session: Session, settings: Settings
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=2, n_practice=1)
+    at = app_for(make_reader(session, study, ready=True).token)
+    assert progress_text(at) == "Practice 1 of 1"
+    assert "Practice case" in at.info[0].value
+    assert "Diagnosis number 0" not in texts(at)
+    answer(at, "My practice guess", 1)
+    assert "Diagnosis number 0" in at.success[0].value
+    assert "dx0" in texts(at)
+    assert "My practice guess" in texts(at)
+    assert not any(t.key == "diagnosis" for t in at.text_input)
+    at.button(key="continue").click().run()
+    assert progress_text(at) == "Case 1 of 2"
+    assert any("Practice is over" in i.value for i in at.info)
+    rows = responses(session)
+    assert [(r.practice, r.diagnosis) for r in rows] == [(True, "My practice guess")]
+    answer(at, "Scored answer", 4)
+    assert progress_text(at) == "Case 2 of 2"
+    assert not any(b.key == "continue" for b in at.button)  # no feedback when scored
+    assert "Diagnosis number" not in texts(at)
+
+
+def test_strip_viewer_steps_slices_and_windows(
+    app_for: App, session: Session, settings: Settings
+) -> None:
+    study = make_study(
+        session,
+        settings.asset_dir,
+        n_cases=1,
+        strip_every=1,
+        strip_slices=16,
+        windows=("lung", "mediastinum", "bone"),
+        montage=True,
+        config={"default_windows": ["mediastinum", "lung"]},
+    )
+    at = app_for(make_reader(session, study, ready=True).token)
+    assert not at.exception
+    slider = at.slider(key="slice")
+    assert (slider.value, slider.min, slider.max) == (1, 1, 16)
+    window = at.segmented_control(key="window")
+    assert window.options == ["Lung", "Mediastinum", "Bone"]
+    assert window.value == "mediastinum"  # the study's first default window
+    # 1 large + 16 in the grid; montages are not shown to readers
+    assert len(images(at)) == 17
+    at.button(key="slice_next").click().run()
+    at.button(key="slice_next").click().run()
+    assert at.slider(key="slice").value == 3
+    at.button(key="slice_prev").click().run()
+    assert at.slider(key="slice").value == 2
+    assert at.button(key="slice_next").proto.shortcut == "right"
+    at.slider(key="slice").set_value(16).run()
+    assert at.button(key="slice_next").disabled
+    at.segmented_control(key="window").set_value("bone").run()
+    assert at.slider(key="slice").value == 16  # the slice stays when the window changes
+    answer(at, "Lung nodule", 2)
+    row = responses(session)[0]
+    assert len(row.image_sha256.split(",")) == 48  # 16 slices x 3 windows offered
+    assert json.loads(row.meta_json)["windows"] == ["bone", "mediastinum"]
+
+
+def test_spot_viewer_windows_and_full_resolution(
+    app_for: App, session: Session, settings: Settings
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=1, windows=("lung", "bone"))
+    at = app_for(make_reader(session, study, ready=True).token)
+    assert at.segmented_control(key="window").options == ["Lung", "Bone"]
+    assert "Clinical history" in texts(at) and "Adult, cough" in texts(at)
+    at.button(key="enlarge").click().run()
+    assert not at.exception
+    assert "64 × 48 px" in texts(at)
+    answer(at, "Fracture", 3)
+    assert json.loads(responses(session)[0].meta_json)["enlarged"] is True
+
+
+def test_pause_hides_the_case_and_resume_brings_it_back(
+    app_for: App, session: Session, settings: Settings
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=2)
+    at = app_for(make_reader(session, study, ready=True).token)
+    at.text_input(key="diagnosis").set_value("kept while paused").run()
+    at.button(key="pause").click().run()
+    assert "Paused" in at.info[0].value
+    assert not images(at) and not any(t.key == "diagnosis" for t in at.text_input)
+    at.button(key="resume").click().run()
+    assert progress_text(at) == "Case 1 of 2"
+    assert at.text_input(key="diagnosis").value == "kept while paused"
+    at.radio(key="likert").set_value(2)
+    at.button(key="submit").click().run()
+    meta = json.loads(responses(session)[0].meta_json)
+    assert meta["paused_s"] >= 0.0
+
+
+def test_sign_out_and_back_resumes_at_the_first_unanswered_case(
+    app_for: App, session: Session, settings: Settings
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=3)
+    invite = make_reader(session, study, ready=True)
     at = app_for(invite.token)
-    tree = str(at._tree)
-    keys = session.exec(select(AnswerKey)).all()
-    for key in keys:
-        assert key.diagnosis not in tree
-    assert "case-000" not in tree
+    answer(at, "First", 1)
+    at.button(key="pause").click().run()
+    at.button(key="sign_out").click().run()
+    assert "signed out" in at.success[0].value
+    assert "token" not in at.query_params
+    again = app_for(invite.token)
+    assert progress_text(again) == "Case 2 of 3"
+
+
+def test_locked_and_closed_studies_say_so_and_hide_the_form(
+    app_for: App, session: Session, settings: Settings
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=2)
+    invite = make_reader(session, study, ready=True)
+    for state, words in (("locked", "paused by its coordinator"), ("closed", "closed")):
+        study.state = state
+        session.add(study)
+        session.commit()
+        at = app_for(invite.token)
+        assert words in at.warning[0].value
+        assert not any(t.key == "diagnosis" for t in at.text_input)
+
+
+def test_answer_in_a_study_closed_meanwhile_is_refused_with_a_message(
+    app_for: App, session: Session, settings: Settings
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=2)
+    at = app_for(make_reader(session, study, ready=True).token)
+    study.state = "closed"
+    session.add(study)
+    session.commit()
+    answer(at, "Too late", 2)
+    assert responses(session) == []
+    assert any("closed" in w.value for w in [*at.warning, *at.error])
+
+
+def test_no_going_back_unless_the_study_allows_revisions(
+    app_for: App, session: Session, settings: Settings
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=2)
+    at = app_for(make_reader(session, study, ready=True).token)
+    answer(at, "First", 1)
+    assert not any(b.key == "back" for b in at.button)
+
+
+def test_revising_an_earlier_answer_keeps_the_old_one(
+    app_for: App, session: Session, settings: Settings
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=2, config={"allow_revisions": True})
+    at = app_for(make_reader(session, study, ready=True).token)
+    answer(at, "First thought", 1)
+    at.button(key="back").click().run()
+    assert "changing your earlier answer to case 1" in at.warning[0].value
+    assert at.text_input(key="diagnosis").value == "First thought"  # filled in
+    assert at.radio(key="likert").value == 1
+    at.text_input(key="diagnosis").set_value("Second thought")
+    at.radio(key="likert").set_value(3)
+    at.button(key="submit").click().run()
+    assert progress_text(at) == "Case 2 of 2"  # back at the current case
+    answer_idk(at)
+    # from the finish page: review, change to IDK
+    at.button(key="back").click().run()
+    at.button(key="back").click().run()  # earlier: case 1
+    assert at.text_input(key="diagnosis").value == "Second thought"
+    at.button(key="idk").click().run()
+    at.button(key="submit").click().run()
+    assert "finished" in at.success[0].value
+    first = responses(session)[0]
+    assert (first.diagnosis, first.idk, first.revision) == (None, True, 2)
+    history = answer_history(session=session, response_id=first.id or 0)
+    assert [(h.diagnosis, h.likert) for h in history] == [
+        ("First thought", 1),
+        ("Second thought", 3),
+    ]
+    assert session.exec(select(func.count()).select_from(ResponseRevision)).one() == 2
+
+
+def test_a_stale_click_from_the_previous_case_is_dropped(
+    app_for: App, session: Session, settings: Settings
+) -> None:
+    """The second click of a double click, sent before the browser saw the next case,
+    carries the old case's token and the old values: nothing is stored, the form is cleared."""
+    study = make_study(session, settings.asset_dir, n_cases=3)
+    at = app_for(make_reader(session, study, ready=True).token)
+    first_token = at.text_input(key="case_token").value
+    answer(at, "Pneumothorax", 4)
+    assert progress_text(at) == "Case 2 of 3"
+    at.text_input(key="case_token").set_value(first_token)  # what the stale browser sends
+    at.text_input(key="diagnosis").set_value("Pneumothorax")
+    at.radio(key="likert").set_value(4)
+    at.button(key="submit").click().run()
+    assert len(responses(session)) == 1
+    assert progress_text(at) == "Case 2 of 3"
+    assert at.text_input(key="diagnosis").value == ""
+    # an empty echo right after a stored answer is silent, not a red error
+    at.button(key="submit").click().run()
+    assert not at.error
+
+
+def test_reader_without_profile_is_onboarded_first(
+    app_for: App, session: Session, settings: Settings
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=1, config={"consent": "Agree?"})
+    at = app_for(make_reader(session, study).token)
+    assert any(b.key == "consent_agree" for b in at.button)
+    assert not any(t.key == "diagnosis" for t in at.text_input)
+
+
+def test_query_count_per_case_is_constant(
+    app_for: App, session: Session, settings: Settings, sql_log: list[str]
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=12)
+    at = app_for(make_reader(session, study, ready=True).token)
+    counts = []
+    for _ in range(6):
+        sql_log.clear()
+        at.run()  # a plain rerun on the current case
+        counts.append(len(sql_log))
+        answer(at, "Same answer", 2)
+    assert len(set(counts)) == 1, counts
+    assert counts[0] <= 6
+
+
+def test_staff_without_pages_see_a_notice(
+    app_for: App, session: Session, settings: Settings
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=1)
+    at = app_for(make_reader(session, study, "C1", role="analyst").token)
+    if at.info:  # until another engineer adds the analyst pages
+        assert "analyst" in at.info[0].value
+    assert session.get(Study, study.id) is not None
+    assert session.exec(select(Reader)).one().role == "analyst"

@@ -1,0 +1,27 @@
+"""The left half of the exam page: a spot viewer or a strip viewer, by case kind."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from reader_app.exam.next_case import CaseView
+from reader_app.ui.components.image_viewer import spot_viewer
+from reader_app.ui.components.strip_viewer import strip_viewer
+
+VIEWER_CSS = """
+<style>
+.st-key-viewer img { max-height: 62vh; object-fit: contain; }
+.st-key-strip_viewer .st-key-viewer img { max-height: 50vh; }
+.st-key-strip_grid img { max-height: 16vh; object-fit: contain; }
+.st-key-enlarged img { max-height: 82vh; object-fit: contain; }
+.st-key-case_token { display: none; }
+</style>
+"""
+
+
+def show_case_images(case: CaseView) -> None:
+    st.html(VIEWER_CSS)
+    if case.kind == "strip" and len(case.reader_images) > 1:
+        strip_viewer(case)
+    else:
+        spot_viewer(case)
