@@ -26,6 +26,14 @@ from tests.reader_app.ingest.helpers import (
 )
 
 BIG = 10**9
+# Decoder plugins beyond pillow (see docs/ingestion.md): skip, with the reason, if absent.
+needs_jpegls = pytest.mark.skipif(
+    not (importlib.util.find_spec("jpeg_ls") or importlib.util.find_spec("gdcm")),
+    reason="JPEG-LS needs pyjpegls or python-gdcm",
+)
+needs_gdcm = pytest.mark.skipif(
+    importlib.util.find_spec("gdcm") is None, reason="JPEG lossless needs python-gdcm"
+)
 
 
 def _read(name: str) -> np.ndarray:
@@ -38,7 +46,7 @@ def _read(name: str) -> np.ndarray:
     [
         "MR_small_RLE.dcm",  # RLE Lossless (pydicom's own decoder)
         "MR_small_jp2klossless.dcm",  # JPEG 2000 lossless (pillow / openjpeg)
-        "MR_small_jpeg_ls_lossless.dcm",  # JPEG-LS lossless (pyjpegls, gdcm)
+        pytest.param("MR_small_jpeg_ls_lossless.dcm", marks=needs_jpegls),  # JPEG-LS lossless
         "MR_small_bigendian.dcm",  # Explicit VR Big Endian
         "MR_small_implicit.dcm",  # Implicit VR Little Endian
     ],
@@ -50,10 +58,10 @@ def test_lossless_syntaxes_decode_to_the_same_pixels(name: str) -> None:
 @pytest.mark.parametrize(
     ("name", "shape"),
     [
-        ("JPEG-LL.dcm", (1024, 256)),  # JPEG lossless SV1, process 14 (gdcm)
+        pytest.param("JPEG-LL.dcm", (1024, 256), marks=needs_gdcm),  # JPEG lossless SV1
         ("image_dfl.dcm", (512, 512)),  # Deflated Explicit VR Little Endian
         ("693_J2KI.dcm", (512, 512)),  # JPEG 2000 lossy
-        ("JPEGLSNearLossless_16.dcm", (50, 10)),  # JPEG-LS near-lossless
+        pytest.param("JPEGLSNearLossless_16.dcm", (50, 10), marks=needs_jpegls),
         ("SC_rgb_jpeg_dcmtk.dcm", (100, 100, 3)),  # JPEG baseline, YBR -> RGB
         ("SC_rgb_rle.dcm", (100, 100, 3)),  # RLE colour
         ("examples_palette.dcm", (350, 800, 3)),  # palette colour -> RGB
