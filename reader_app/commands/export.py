@@ -1,10 +1,19 @@
-"""``readerstudy export STUDY --what responses --format csv``: the tidy frame."""
+"""``readerstudy export STUDY --what responses|audit|mrmc --format csv|parquet``.
+
+``responses`` is the tidy frame of SCORING.md section 1, ``audit`` the
+study's audit log, ``mrmc`` the long format for iMRMC and MRMCaov
+(docs/analysis.md). Every export ends with ``param_*`` columns: the scoring
+parameters and spec version it was made under (Parquet also carries them as
+file metadata).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
+from reader_app.analysis.exports import FORMATS, WHAT, ExportError, export_bytes
 from reader_app.commands.common import (
     CommandError,
     cli_session,
@@ -12,29 +21,60 @@ from reader_app.commands.common import (
     require_study,
     settings_or_exit,
 )
-from reader_app.results import tidy_responses
+from scoring import FrameError, ScoringParams
+
+_DEFAULTS = ScoringParams()
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("export", help="export a study's responses as the tidy frame")
+    p = sub.add_parser(
+        "export",
+        help="export a study's responses (tidy frame), audit log or MRMC long format",
+        description=(
+            "Write one export of a study. Every export ends with param_* columns holding the "
+            "scoring parameters and spec version (Parquet files also carry them as metadata)."
+        ),
+    )
     p.add_argument("study", help="study slug")
-    p.add_argument("--what", choices=["responses"], default="responses")
-    p.add_argument("--format", choices=["csv"], default="csv")
-    p.add_argument("--output", "-o", default="-", help="file to write (default: stdout)")
+    p.add_argument(
+        "--what",
+        choices=WHAT,
+        default="responses",
+        help="responses: the tidy frame; audit: the audit log; mrmc: reader/case/modality/"
+        "score/truth long format (default: responses)",
+    )
+    p.add_argument("--format", choices=FORMATS, default="csv", help="file format (default: csv)")
+    p.add_argument(
+        "--output",
+        "-o",
+        default="-",
+        help="file to write (default: stdout; Parquet needs a file)",
+    )
+    p.add_argument(
+        "--idk-score",
+        type=float,
+        default=_DEFAULTS.idk_score,
+        help="points of an 'I don't know' in the mrmc points column, recorded in "
+        "param_idk_score (default: 0)",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.format == "parquet" and args.output == "-":
+        return fail("Parquet is binary: write it to a file with --output FILE")
     settings = settings_or_exit()
     try:
+        params = ScoringParams(idk_score=args.idk_score)
         with cli_session(settings) as session:
             study = require_study(session, args.study)
-            assert study.id is not None
-            frame = tidy_responses(session=session, study_id=study.id)
-    except CommandError as exc:
+            data = export_bytes(args.what, args.format, session=session, study=study, params=params)
+    except (CommandError, ExportError, ValueError) as exc:
+        if isinstance(exc, FrameError):
+            return fail(f"cannot export {args.what}: {exc}")
         return fail(str(exc))
     if args.output == "-":
-        frame.to_csv(sys.stdout, index=False)
+        sys.stdout.write(data.decode("utf-8"))
     else:
-        frame.to_csv(args.output, index=False)
+        Path(args.output).write_bytes(data)
     return 0

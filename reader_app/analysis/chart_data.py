@@ -1,0 +1,200 @@
+"""The tables behind the charts: each chart plots one of these, and offers it as CSV.
+
+Everything is read from the leaderboard's scoring report (count vectors,
+accuracy per Likert level, risk-coverage points), never recomputed here.
+Pools carry weighted counts (each case weighs 1 split over its readers), so
+profiles are shown as shares of N, which puts pools, readers and models on
+one scale.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from typing import Any, Final
+
+import pandas as pd
+
+from reader_app.analysis.leaderboard import (
+    METRICS,
+    Leaderboard,
+    build_leaderboard,
+    pool_name,
+)
+from scoring import ScoringParams
+
+LEVELS: Final = (0, 1, 2, 3, 4)
+THRESHOLDS: Final = (4, 3, 2, 1, 0)
+# response-profile segments, in stacking order (left to right)
+OUTCOMES: Final = (
+    *((f"wrong · L{level}", "wrong", level) for level in (4, 3, 2, 1, 0)),
+    ("I don't know", "idk", None),
+    ("invalid", "invalid", None),
+    ("failure", "failure", None),
+    ("missing", "missing", None),
+    *((f"correct · L{level}", "correct", level) for level in LEVELS),
+)
+TRAINEE_GROUP = re.compile(r"^(pgy\s*\d+|trainee|resident|registrar|fellow)$", re.IGNORECASE)
+
+
+def _arms(board: Leaderboard, readers: bool) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """(arm, name, scoring-report row) in leaderboard order."""
+    pool = board.report["human_pool"]
+    pools = {None: pool, **{g["group"]: g for g in pool.get("by_group", [])}}
+    by_name = {r["responder"]: r for r in board.report["responders"]}
+    for arm, name, responder, group in zip(
+        board.table["arm"],
+        board.table["name"],
+        board.table["responder"],
+        board.table["group"],
+        strict=True,
+    ):
+        if arm == "reader" and not readers:
+            continue
+        if arm in ("pool", "group pool"):
+            yield arm, name, pools[None if arm == "pool" else group]
+        else:
+            yield arm, name, by_name[responder]
+
+
+def _f(value: Any) -> float:
+    return math.nan if value is None else float(value)
+
+
+def metric_bars(
+    board: Leaderboard, metric: str = "radle_c", *, readers: bool = True
+) -> pd.DataFrame:
+    """One bar per arm with its 95% CI, and the pooled human value as the reference."""
+    shown = board.arms(readers=readers)
+    return pd.DataFrame(
+        {
+            "name": shown["name"],
+            "arm": shown["arm"],
+            "metric": metric,
+            "value": shown[metric],
+            "ci_low": shown[f"{metric}_ci_low"],
+            "ci_high": shown[f"{metric}_ci_high"],
+            "pool_value": _f(board.report["human_pool"].get(metric)),
+        }
+    ).reset_index(drop=True)
+
+
+def response_profile(board: Leaderboard, *, readers: bool = True) -> pd.DataFrame:
+    """Correct and wrong answers per Likert level, IDK, invalid, failure, missing; per arm."""
+    rows = []
+    for arm, name, row in _arms(board, readers):
+        n = float(row["n_cases"]) or math.nan
+        for order, (label, outcome, level) in enumerate(OUTCOMES):
+            key = f"n_{outcome}" if level is None else f"n_{outcome}_l{level}"
+            count = _f(row.get(key))
+            rows.append(
+                {
+                    "name": name,
+                    "arm": arm,
+                    "segment": label,
+                    "outcome": outcome,
+                    "likert": level,
+                    "count": count,
+                    "share": count / n,
+                    "order": order,
+                }
+            )
+    frame = pd.DataFrame(rows)
+    if not frame.empty:
+        frame["likert"] = frame["likert"].astype("Int64")
+    return frame
+
+
+def reliability(board: Leaderboard, *, readers: bool = True) -> pd.DataFrame:
+    """Accuracy at each Likert level (p = L/4 is perfect calibration), with the count behind it."""
+    rows = []
+    for arm, name, row in _arms(board, readers):
+        for level in LEVELS:
+            n = _f(row.get(f"n_correct_l{level}")) + _f(row.get(f"n_wrong_l{level}"))
+            rows.append(
+                {
+                    "name": name,
+                    "arm": arm,
+                    "likert": level,
+                    "stated": level / 4.0,
+                    "accuracy": _f(row.get(f"accuracy_l{level}")),
+                    "n": n,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def risk_coverage(board: Leaderboard, *, readers: bool = True) -> pd.DataFrame:
+    """Coverage and selective risk when answers below each Likert threshold are handed over."""
+    rows = []
+    for arm, name, row in _arms(board, readers):
+        for t in THRESHOLDS:
+            rows.append(
+                {
+                    "name": name,
+                    "arm": arm,
+                    "threshold": t,
+                    "coverage": _f(row.get(f"rc_coverage_l{t}")),
+                    "risk": _f(row.get(f"rc_risk_l{t}")),
+                    "aurc": _f(row.get("aurc")),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def seniority(group: Any) -> Any:
+    """``PGY1``..``PGY8`` (and trainee/resident/registrar/fellow) -> ``trainees``."""
+    if group is None or (isinstance(group, float) and math.isnan(group)):
+        return group
+    return "trainees" if TRAINEE_GROUP.match(str(group).strip()) else group
+
+
+def group_split(
+    frame: pd.DataFrame,
+    case_ids: tuple[str, ...],
+    params: ScoringParams,
+    *,
+    merge_trainees: bool = True,
+) -> pd.DataFrame:
+    """Every metric of each reader-group pool (trainees vs board-certified...), with CIs.
+
+    With ``merge_trainees`` the training years are pooled as one ``trainees``
+    group; the figures then come from a second scoring run on that grouping
+    (same cases, same parameters, same seed).
+    """
+    data = frame.copy()
+    if merge_trainees:
+        humans = data["kind"] == "human"
+        data.loc[humans, "group"] = data.loc[humans, "group"].map(seniority)
+    board = build_leaderboard(data, case_ids, params)
+    pools = board.table[board.table["arm"].isin(("pool", "group pool"))]
+    rows = []
+    for _, row in pools.iterrows():
+        for m in METRICS:
+            rows.append(
+                {
+                    "name": row["name"],
+                    "group": row["group"] if row["arm"] == "group pool" else "all readers",
+                    "n_readers": int(row["n_readers"]),
+                    "metric": m,
+                    "value": row[m],
+                    "ci_low": row[f"{m}_ci_low"],
+                    "ci_high": row[f"{m}_ci_high"],
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["name", "group", "n_readers", "metric", "value", "ci_low", "ci_high"]
+    )
+
+
+__all__ = [
+    "OUTCOMES",
+    "group_split",
+    "metric_bars",
+    "pool_name",
+    "reliability",
+    "response_profile",
+    "risk_coverage",
+    "seniority",
+]

@@ -1,0 +1,122 @@
+"""What an analysis starts from: the study's tidy frame, its scored case set, a fingerprint.
+
+The scored case set is every non-practice case of the study, sorted by case
+id: the order ``readerstudy score`` uses for the cases of a file, so the
+bootstrap draws the same resamples in the app and on the command line. A case
+nobody answered is still in N (every responder scores it as missing); on the
+command line ``--cases`` reproduces that.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import pandas as pd
+from sqlmodel import Session, col, select
+
+from reader_app.auth import AuthError, require_role
+from reader_app.models import Case, Reader, Study
+from reader_app.results import tidy_responses
+
+ANALYSIS_ROLES = ("analyst", "coordinator")
+
+
+class NotScorable(ValueError):
+    """There is nothing (yet) to score; the message says why, for the page."""
+
+
+@dataclass(frozen=True)
+class StudyData:
+    slug: str
+    title: str
+    state: str
+    frame: pd.DataFrame  # the tidy frame of SCORING.md section 1
+    case_ids: tuple[str, ...]  # every scored case of the study, sorted
+    fingerprint: str  # changes whenever an answer, a verdict or the case set does
+
+    @property
+    def pending(self) -> pd.DataFrame:
+        """Answered rows without a verdict (scoring refuses them)."""
+        f = self.frame
+        return f[(f["status"] == "answered") & f["correct"].isna()]
+
+    @property
+    def n_pending(self) -> int:
+        return len(self.pending)
+
+    @property
+    def n_verdicts(self) -> int:
+        return int(self.frame["correct"].notna().sum())
+
+    def responders(self, kind: str) -> list[str]:
+        f = self.frame
+        return sorted(set(f.loc[f["kind"] == kind, "responder"]))
+
+    def graded_cases(self) -> tuple[str, ...]:
+        """Cases without an ungraded answer (sorted): what can be scored right now."""
+        waiting = set(self.pending["case_id"])
+        return tuple(c for c in self.case_ids if c not in waiting)
+
+
+def fingerprint(frame: pd.DataFrame, case_ids: tuple[str, ...]) -> str:
+    digest = hashlib.sha256(frame.to_csv(index=False).encode("utf-8"))
+    digest.update("\x1f".join(case_ids).encode("utf-8"))
+    return digest.hexdigest()[:24]
+
+
+def scored_case_ids(*, session: Session, study_id: int) -> tuple[str, ...]:
+    rows = session.exec(
+        select(Case.source_id).where(Case.study_id == study_id, col(Case.practice).is_(False))
+    ).all()
+    return tuple(sorted(str(r) for r in rows))
+
+
+def study_data(*, session: Session, study: Study) -> StudyData:
+    """The tidy frame and case set of a study (no role check: the CLI's entry)."""
+    assert study.id is not None
+    frame = tidy_responses(session=session, study_id=study.id)
+    cases = scored_case_ids(session=session, study_id=study.id)
+    return StudyData(
+        slug=study.slug,
+        title=study.title,
+        state=study.state,
+        frame=frame,
+        case_ids=cases,
+        fingerprint=fingerprint(frame, cases),
+    )
+
+
+def load_study_data(*, session: Session, actor: Reader) -> StudyData:
+    """The actor's study, for analysts and coordinators only."""
+    require_role(actor, *ANALYSIS_ROLES)
+    study = session.get(Study, actor.study_id)
+    if study is None:
+        raise AuthError("This study no longer exists.")
+    return study_data(session=session, study=study)
+
+
+def check_scorable(data: StudyData, case_ids: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """The case set to score, or NotScorable with a message for an empty or ungraded study."""
+    cases = data.case_ids if case_ids is None else case_ids
+    if not data.case_ids:
+        raise NotScorable("This study has no scored cases yet: import a case set first.")
+    if data.frame.empty:
+        raise NotScorable(
+            "No answers yet: nothing to score until readers answer or a model run is imported."
+        )
+    if data.n_verdicts == 0 and data.n_pending > 0:
+        raise NotScorable(
+            f"No verdicts yet: all {data.n_pending} answers wait for grading "
+            "(answer key, adjudication or judges). The leaderboard appears once they are graded."
+        )
+    if not cases:
+        raise NotScorable("Every case still has an answer waiting for grading.")
+    waiting = data.pending[data.pending["case_id"].isin(cases)]
+    if not waiting.empty:
+        raise NotScorable(
+            f"{len(waiting)} answer(s) on {waiting['case_id'].nunique()} case(s) are not graded "
+            "yet; scoring never guesses a verdict. Grade them first, or score only the "
+            f"{len(data.graded_cases())} fully graded case(s)."
+        )
+    return cases

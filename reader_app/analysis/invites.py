@@ -1,0 +1,181 @@
+"""The coordinator's invitations: create many links at once, revoke one, list who is invited.
+
+A link's token is shown once (only its hash is stored), so the links made in
+one go come back to the caller, who offers them as a CSV; a lost link is
+replaced by inviting the same code again, which also revokes the old one.
+Roles are granted here (and only here in the app): ``reader``,
+``coordinator``, ``adjudicator`` or ``analyst``; with an email the same
+person can also sign in through the institution's OIDC provider.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from typing import Final
+
+import pandas as pd
+from sqlmodel import Session, col, select
+
+from reader_app.auth import (
+    AuthError,
+    find_reader,
+    invite_reader,
+    require_role,
+    revoke_invite,
+    sign_in_link,
+)
+from reader_app.models import ROLES, Reader, Study
+
+MAX_BATCH: Final = 500
+LINK_COLUMNS: Final = ("code", "role", "group", "email", "link")
+
+
+class InviteError(ValueError):
+    """The invite list cannot be used as given; the message names the line."""
+
+
+@dataclass(frozen=True)
+class InviteRequest:
+    code: str
+    group: str | None = None
+    email: str | None = None
+
+
+@dataclass(frozen=True)
+class IssuedLink:
+    code: str
+    role: str
+    group: str | None
+    email: str | None
+    link: str
+
+
+def parse_invite_lines(text: str) -> list[InviteRequest]:
+    """``code[,group[,email]]`` per line (CSV quoting allowed; blank lines and # skipped)."""
+    requests: list[InviteRequest] = []
+    seen: set[str] = set()
+    for n, row in enumerate(csv.reader(io.StringIO(text)), start=1):
+        cells = [c.strip() for c in row]
+        if not cells or not any(cells) or cells[0].startswith("#"):
+            continue
+        if len(cells) > 3:
+            raise InviteError(f"line {n}: expected code[,group[,email]], got {len(cells)} fields")
+        code = cells[0]
+        if not code or len(code) > 64:
+            raise InviteError(f"line {n}: the reader code must be 1-64 characters")
+        if code in seen:
+            raise InviteError(f"line {n}: {code!r} appears twice")
+        seen.add(code)
+        group = cells[1] if len(cells) > 1 and cells[1] else None
+        email = cells[2] if len(cells) > 2 and cells[2] else None
+        if group is not None and len(group) > 64:
+            raise InviteError(f"line {n}: the group must be at most 64 characters")
+        if email is not None and ("@" not in email or len(email) > 254):
+            raise InviteError(f"line {n}: {email!r} is not an email address")
+        requests.append(InviteRequest(code=code, group=group, email=email))
+    if not requests:
+        raise InviteError("Enter at least one reader code.")
+    if len(requests) > MAX_BATCH:
+        raise InviteError(f"Invite at most {MAX_BATCH} people at a time.")
+    return requests
+
+
+def create_invites(
+    *,
+    session: Session,
+    actor: Reader,
+    requests: list[InviteRequest],
+    role: str,
+    base_url: str,
+) -> list[IssuedLink]:
+    """Invite (or re-invite) everyone in ``requests`` with ``role``; all or nothing."""
+    require_role(actor, "coordinator")
+    if role not in ROLES:
+        raise InviteError(f"role must be one of {', '.join(ROLES)}")
+    study = session.get(Study, actor.study_id)
+    assert study is not None
+    if any(r.code == actor.code for r in requests):
+        raise InviteError("You cannot re-invite yourself: that would replace your own link.")
+    issued = []
+    try:
+        for r in requests:
+            invite = invite_reader(
+                session=session,
+                study=study,
+                code=r.code,
+                role=role,
+                group=r.group,
+                email=r.email,
+                actor=actor.code,
+            )
+            issued.append(
+                IssuedLink(
+                    code=invite.reader.code,
+                    role=role,
+                    group=invite.reader.group_name,
+                    email=invite.reader.email,
+                    link=sign_in_link(base_url, invite.token),
+                )
+            )
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    return issued
+
+
+def revoke(*, session: Session, actor: Reader, code: str) -> Reader:
+    """Revoke a person's link and OIDC sign-in (coordinators; never their own)."""
+    require_role(actor, "coordinator")
+    study = session.get(Study, actor.study_id)
+    assert study is not None
+    reader = find_reader(session=session, study=study, code=code)
+    if reader is None:
+        raise InviteError(f"No one with the code {code!r} is in this study.")
+    if reader.id == actor.id:
+        raise AuthError("You cannot revoke your own access.")
+    revoke_invite(session=session, reader=reader, actor=actor.code)
+    session.commit()
+    return reader
+
+
+def people(*, session: Session, actor: Reader) -> pd.DataFrame:
+    """Everyone with access to the study, staff included; links are never listed."""
+    require_role(actor, "coordinator")
+    rows = session.exec(
+        select(Reader)
+        .where(Reader.study_id == actor.study_id)
+        .order_by(col(Reader.role), col(Reader.code))
+    ).all()
+    return pd.DataFrame(
+        [
+            {
+                "code": r.code,
+                "role": r.role,
+                "group": r.group_name,
+                "email": r.email,
+                "access": (
+                    "revoked"
+                    if r.token_revoked_at is not None
+                    else "active"
+                    if r.token_hash or r.email
+                    else "imported (no sign-in)"
+                ),
+                "invited_at": r.created_at,
+            }
+            for r in rows
+        ],
+        columns=["code", "role", "group", "email", "access", "invited_at"],
+    )
+
+
+def links_frame(issued: list[IssuedLink]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {"code": i.code, "role": i.role, "group": i.group, "email": i.email, "link": i.link}
+            for i in issued
+        ],
+        columns=list(LINK_COLUMNS),
+    )

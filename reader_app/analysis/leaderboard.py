@@ -1,0 +1,248 @@
+"""The leaderboard: the human pool, its group pools, every reader and every model run.
+
+All numbers come from one call of ``scoring.score_responses`` (the function
+behind ``readerstudy score``) on the study's tidy frame, so the page, the
+report and the command line agree to the last digit for the same data,
+case set and parameters. This module only arranges the report dict in rows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import pandas as pd
+
+from scoring import SCORING_SPEC_VERSION, ScoringParams, score_responses
+
+METRICS: Final = ("radle_c", "radle_a", "radle_r", "radle_s", "radle_h")
+LABELS: Final = {
+    "radle_c": "RadLE-C",
+    "radle_a": "A (accuracy)",
+    "radle_r": "R (reliability)",
+    "radle_s": "S (safety)",
+    "radle_h": "H (handover)",
+}
+SHORT: Final = {"radle_c": "C", "radle_a": "A", "radle_r": "R", "radle_s": "S", "radle_h": "H"}
+DIGITS: Final = {"radle_c": 1, "radle_a": 3, "radle_r": 3, "radle_s": 1, "radle_h": 1}
+ARMS: Final = ("pool", "group pool", "model", "reader")
+POOL_LABEL: Final = "Human pool"
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    report: dict[str, Any]  # what score_responses returned
+    table: pd.DataFrame  # one row per arm: pool, group pools, models, readers
+    differences: pd.DataFrame  # one row per model run: model minus pool
+    params: ScoringParams
+    case_ids: tuple[str, ...]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def spec_version(self) -> str:
+        return SCORING_SPEC_VERSION
+
+    @property
+    def pool_value(self) -> float:
+        """The pooled human RadLE-C (NaN when no reader is in the pool)."""
+        return float(self.report["human_pool"].get("radle_c", math.nan))
+
+    def arms(self, *, readers: bool = True) -> pd.DataFrame:
+        return self.table if readers else self.table[self.table["arm"] != "reader"]
+
+
+def pool_name(group: str | None) -> str:
+    return POOL_LABEL if group is None else f"Pool: {group}"
+
+
+def _metric_cells(row: dict[str, Any]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for m in METRICS:
+        out[m] = _num(row.get(m))
+        out[f"{m}_ci_low"] = _num(row.get(f"{m}_ci_low"))
+        out[f"{m}_ci_high"] = _num(row.get(f"{m}_ci_high"))
+    return out
+
+
+def _num(value: Any) -> float:
+    return math.nan if value is None else float(value)
+
+
+def _pool_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    pool = report["human_pool"]
+    rows = []
+    for arm, row in [("pool", pool), *(("group pool", g) for g in pool.get("by_group", []))]:
+        if not row.get("n_readers"):
+            continue
+        rows.append(
+            {
+                "arm": arm,
+                "name": pool_name(row.get("group")),
+                "responder": "human_pool",
+                "group": row.get("group"),
+                "n_cases": int(row["n_cases"]),
+                "n_readers": int(row["n_readers"]),
+                "completion": math.nan,
+                "in_pool": True,
+                **_metric_cells(row),
+            }
+        )
+    return rows
+
+
+def _responder_rows(report: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    arm = "model" if kind == "model" else "reader"
+    rows = [
+        {
+            "arm": arm,
+            "name": r["responder"],
+            "responder": r["responder"],
+            "group": r.get("group"),
+            "n_cases": int(r["n_cases"]),
+            "n_readers": 1 if kind == "human" else 0,
+            "completion": float(r["completion"]),
+            "in_pool": bool(r.get("in_pool", False)),
+            **_metric_cells(r),
+        }
+        for r in report["responders"]
+        if r["kind"] == kind
+    ]
+    return sorted(rows, key=lambda r: (-_sortable(r["radle_c"]), r["name"]))
+
+
+def _sortable(value: float) -> float:
+    return -math.inf if math.isnan(value) else value
+
+
+def _differences(report: dict[str, Any]) -> pd.DataFrame:
+    rows = []
+    for r in report["responders"]:
+        if r["kind"] != "model" or "radle_c_diff_vs_pool" not in r:
+            continue
+        row: dict[str, Any] = {"name": r["responder"], "group": r.get("group")}
+        for m in METRICS:
+            row[f"{m}_diff"] = _num(r.get(f"{m}_diff_vs_pool"))
+            row[f"{m}_diff_ci_low"] = _num(r.get(f"{m}_diff_vs_pool_ci_low"))
+            row[f"{m}_diff_ci_high"] = _num(r.get(f"{m}_diff_vs_pool_ci_high"))
+        row["perm_p"] = _num(r.get("perm_p_vs_pool"))
+        rows.append(row)
+    columns = ["name", "group"]
+    for m in METRICS:
+        columns += [f"{m}_diff", f"{m}_diff_ci_low", f"{m}_diff_ci_high"]
+    out = pd.DataFrame(rows, columns=[*columns, "perm_p"])
+    out["group"] = pd.Series([r["group"] for r in rows], index=out.index, dtype=object)
+    return out
+
+
+def _notes(report: dict[str, Any], params: ScoringParams, n_cases: int) -> list[str]:
+    pool = report["human_pool"]
+    humans = [r for r in report["responders"] if r["kind"] == "human"]
+    models = [r for r in report["responders"] if r["kind"] == "model"]
+    notes = []
+    if not humans:
+        notes.append("No human reader has answered yet: there is no human baseline.")
+    elif not pool.get("n_readers"):
+        notes.append(
+            f"No reader has completed {params.min_completion:.0%} of the {n_cases} cases, so "
+            "the human pool is empty. Lower the pool's completion threshold to include "
+            "partial readers."
+        )
+    elif pool["n_readers"] == 1:
+        notes.append("The pool has one reader: its figures are that reader's.")
+    if pool.get("excluded_readers"):
+        notes.append(
+            f"{len(pool['excluded_readers'])} reader(s) below the completion threshold "
+            f"({params.min_completion:.0%}) are shown but not pooled: "
+            + ", ".join(pool["excluded_readers"])
+        )
+    if not models:
+        notes.append("No model runs yet: there is nothing to compare with the pool.")
+    if params.n_boot == 0:
+        notes.append("The bootstrap is off (B = 0): no confidence intervals or p-values.")
+    return notes
+
+
+def on_cases(frame: pd.DataFrame, case_ids: Sequence[str]) -> pd.DataFrame:
+    """Rows on the scored cases only (scoring would drop the others; here an ungraded
+    answer on a case left out must not stop the scoring of the rest)."""
+    return frame[frame["case_id"].isin(set(case_ids))]
+
+
+def build_leaderboard(
+    frame: pd.DataFrame, case_ids: Sequence[str], params: ScoringParams
+) -> Leaderboard:
+    """Score the frame on ``case_ids`` and arrange it as the leaderboard."""
+    cases = tuple(case_ids)
+    report = score_responses(on_cases(frame, cases), params, case_ids=list(cases))
+    rows = [
+        *_pool_rows(report),
+        *_responder_rows(report, "model"),
+        *_responder_rows(report, "human"),
+    ]
+    seen: set[str] = set()
+    for row in rows:  # a reader code may equal a run name: keep chart labels unique
+        if row["name"] in seen:
+            row["name"] = f"{row['name']} ({row['arm']})"
+        seen.add(row["name"])
+    columns = ["arm", "name", "responder", "group", "n_cases", "n_readers", "completion"]
+    columns += ["in_pool", *(k for m in METRICS for k in (m, f"{m}_ci_low", f"{m}_ci_high"))]
+    table = pd.DataFrame(rows, columns=columns)
+    table["group"] = pd.Series([r["group"] for r in rows], index=table.index, dtype=object)
+    return Leaderboard(
+        report=report,
+        table=table,
+        differences=_differences(report),
+        params=params,
+        case_ids=cases,
+        notes=_notes(report, params, len(cases)),
+    )
+
+
+def fmt(value: float, digits: int, low: float = math.nan, high: float = math.nan) -> str:
+    """``1234.5 [1100.2, 1300.0]``; ``n/a`` for an undefined value (e.g. R with nothing at L>=3)."""
+    if value is None or math.isnan(value):
+        return "n/a"
+    text = f"{value:.{digits}f}"
+    if not (math.isnan(low) or math.isnan(high)):
+        text += f" [{low:.{digits}f}, {high:.{digits}f}]"
+    return text
+
+
+def display_table(board: Leaderboard, *, readers: bool = True) -> pd.DataFrame:
+    """The leaderboard as text cells, ``value [95% CI]``, for a page or the report."""
+    shown = board.arms(readers=readers)
+    out = pd.DataFrame(
+        {
+            "arm": shown["arm"],
+            "name": shown["name"],
+            "group": shown["group"].fillna(""),
+            "N": shown["n_cases"],
+            "readers": [
+                str(n) if a in ("pool", "group pool") else ""
+                for a, n in zip(shown["arm"], shown["n_readers"], strict=True)
+            ],
+            "completion": ["" if math.isnan(c) else f"{c:.0%}" for c in shown["completion"]],
+        }
+    )
+    for m in METRICS:
+        out[LABELS[m]] = [
+            fmt(v, DIGITS[m], lo, hi)
+            for v, lo, hi in zip(shown[m], shown[f"{m}_ci_low"], shown[f"{m}_ci_high"], strict=True)
+        ]
+    return out.reset_index(drop=True)
+
+
+def display_differences(board: Leaderboard) -> pd.DataFrame:
+    d = board.differences
+    out = pd.DataFrame({"model run": d["name"]})
+    for m in METRICS:
+        out[f"Δ {SHORT[m]}"] = [
+            fmt(v, DIGITS[m], lo, hi)
+            for v, lo, hi in zip(
+                d[f"{m}_diff"], d[f"{m}_diff_ci_low"], d[f"{m}_diff_ci_high"], strict=True
+            )
+        ]
+    out["p (sign-flip, points)"] = ["n/a" if math.isnan(p) else f"{p:.4f}" for p in d["perm_p"]]
+    return out.reset_index(drop=True)

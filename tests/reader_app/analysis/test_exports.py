@@ -1,0 +1,112 @@
+"""`readerstudy export`: responses, audit log and MRMC long format, in CSV and Parquet,
+each carrying the scoring-spec version and parameters."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from sqlmodel import Session
+
+from reader_app.analysis.exports import read_metadata
+from reader_app.analysis.mrmc import MRMC_COLUMNS
+from reader_app.cli import main
+from reader_app.results import TIDY_COLUMNS
+from reader_app.settings import Settings
+from scoring import SCORING_SPEC_VERSION, ScoringParams
+from tests.factories import make_study
+from tests.reader_app.analysis.scenario import (
+    grade_everything,
+    import_model_run,
+    plan_for,
+    simulate_reader,
+)
+
+CASES = ["case-000", "case-001", "case-002"]
+PARAM_COLUMNS = [f"param_{k}" for k in ScoringParams().to_dict()]
+
+
+@pytest.fixture
+def graded(session: Session, settings: Settings):  # type: ignore[no-untyped-def]
+    study = make_study(session, settings.asset_dir, n_cases=3)
+    simulate_reader(session, study, "R01", plan_for(CASES, "CwI"), group="PGY1")
+    import_model_run(session, study, "run-a", plan_for(CASES, "WCc"))
+    grade_everything(session, study)
+    return study
+
+
+def _csv(capsys: pytest.CaptureFixture[str], *argv: str) -> pd.DataFrame:
+    assert main(["export", "study", *argv]) == 0
+    return pd.read_csv(io.StringIO(capsys.readouterr().out), keep_default_na=False, dtype=str)
+
+
+def test_responses_csv_is_the_tidy_frame_plus_provenance(
+    graded: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    frame = _csv(capsys, "--what", "responses", "--format", "csv")
+    assert list(frame.columns) == [*TIDY_COLUMNS, *PARAM_COLUMNS]
+    assert set(frame["param_scoring_spec_version"]) == {SCORING_SPEC_VERSION}
+    assert set(frame["param_idk_score"]) == {"0.0"} and set(frame["param_n_boot"]) == {"2000"}
+    assert len(frame) == 6 and set(frame["responder"]) == {"R01", "run-a"}
+    # the default is unchanged: responses as CSV on stdout
+    assert _csv(capsys).equals(frame)
+
+
+def test_mrmc_long_format(graded: object, capsys: pytest.CaptureFixture[str]) -> None:
+    frame = _csv(capsys, "--what", "mrmc", "--idk-score", "1")
+    assert list(frame.columns) == [*MRMC_COLUMNS, *PARAM_COLUMNS]
+    rows = {(r.reader, r.case): r for r in frame.itertuples()}
+    # R01 "CwI": correct L4 -> score 1, points 5; wrong L1 -> 0, -2; idk -> 0, idk_score 1
+    assert (rows["R01", "case-000"].score, rows["R01", "case-000"].points) == ("1", "5.0")
+    assert (rows["R01", "case-001"].score, rows["R01", "case-001"].points) == ("0", "-2.0")
+    assert (rows["R01", "case-002"].status, rows["R01", "case-002"].points) == ("idk", "1.0")
+    assert rows["R01", "case-000"].modality == "human"
+    assert rows["run-a", "case-001"].modality == "model:run-a"
+    assert set(frame["truth"]) == {"1"} and set(frame["param_idk_score"]) == {"1.0"}
+
+
+def test_parquet_carries_params_as_columns_and_metadata(
+    graded: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for what in ("responses", "audit", "mrmc"):
+        path = tmp_path / f"{what}.parquet"
+        assert (
+            main(["export", "study", "--what", what, "--format", "parquet", "-o", str(path)]) == 0
+        )
+        frame = pd.read_parquet(path)
+        assert frame["param_scoring_spec_version"].unique().tolist() == [SCORING_SPEC_VERSION]
+        meta = read_metadata(path.read_bytes())
+        assert meta["what"] == what and meta["study"] == "study"
+        assert meta["params"] == ScoringParams().to_dict()
+    responses = pd.read_parquet(tmp_path / "responses.parquet")
+    assert list(responses.columns[: len(TIDY_COLUMNS)]) == list(TIDY_COLUMNS)
+    assert str(responses["likert"].dtype) == "Int64"
+    # Parquet is binary: stdout is refused with a message
+    assert main(["export", "study", "--format", "parquet"]) == 1
+    assert "--output" in capsys.readouterr().err
+
+
+def test_audit_log_export(graded: object, capsys: pytest.CaptureFixture[str]) -> None:
+    frame = _csv(capsys, "--what", "audit")
+    assert list(frame.columns[:5]) == ["id", "at", "actor", "action", "detail"]
+    actions = list(frame["action"])
+    assert "invite" in actions and "import_run" in actions and "adjudication.decide" in actions
+    decided = frame[frame["action"] == "adjudication.decide"].iloc[0]
+    assert json.loads(decided["detail"])["correct"] == 0
+    assert frame["at"].str.endswith("+00:00").all()  # UTC, with its offset
+
+
+def test_ungraded_answers_stop_the_mrmc_export(
+    session: Session, settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=2)
+    simulate_reader(session, study, "R01", plan_for(["case-000", "case-001"], "Cw"))
+    assert main(["export", "study", "--what", "mrmc"]) == 1
+    err = capsys.readouterr().err
+    assert "cannot export mrmc" in err and "R01/case-000" in err
+    assert main(["export", "study", "--what", "responses"]) == 0  # raw responses still export
+    assert main(["export", "nope", "--what", "audit"]) == 1
+    assert "no study named 'nope'" in capsys.readouterr().err
