@@ -161,7 +161,7 @@ def _open_volume(
         return open_nifti(entry.files[0], name, max_pixels)
     files: Sequence[Path]
     if kinds == ["folder"]:
-        files = series_files(entry.files[0], name)
+        files = series_files(entry.files[0], name, manifest.root)
     elif all(k == "dicom" for k in kinds):
         files, name = entry.files, f"{name} (+{len(entry.files) - 1} files)"
     else:

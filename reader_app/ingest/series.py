@@ -31,11 +31,18 @@ class _Slice:
     instance: int | None = None
 
 
-def series_files(folder: Path, name: str) -> list[Path]:
-    """Every non-hidden file in the folder; anything that is not DICOM is an error."""
+def series_files(folder: Path, name: str, root: Path) -> list[Path]:
+    """Every non-hidden file in the folder; anything that is not DICOM is an error later.
+
+    A symlink in the folder that points outside ``root`` (the manifest's folder)
+    is refused like any other escaping path.
+    """
     files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
     if not files:
         raise IngestError(name, "empty series: the folder holds no DICOM files")
+    for path in files:
+        if not path.resolve().is_relative_to(root):
+            raise IngestError(f"{name}/{path.name}", "path escapes the manifest's folder")
     return files
 
 

@@ -161,7 +161,11 @@ def test_series_failures(tmp_path: Path) -> None:
 
     (tmp_path / "empty").mkdir()
     with pytest.raises(IngestError, match=r"^empty: empty series"):
-        series_files(tmp_path / "empty", "empty")
+        series_files(tmp_path / "empty", "empty", tmp_path)
+    (tmp_path / "linked").mkdir()
+    (tmp_path / "linked" / "a.dcm").symlink_to(sample("CT_small.dcm"))
+    with pytest.raises(IngestError, match=r"^linked/a\.dcm: path escapes the manifest's folder"):
+        series_files(tmp_path / "linked", "linked", tmp_path)
     mixed = [*sorted(sample_dir(SERIES_CT5).iterdir()), *sorted(sample_dir(SERIES_CT2).iterdir())]
     with pytest.raises(IngestError, match=r"^mixed: mixed series: .* 2 series"):
         read_series(mixed, "mixed", BIG, rel, DropCount())
