@@ -75,6 +75,7 @@ def write_series(
     vol: np.ndarray,
     *,
     flip_x: bool = False,
+    vary_rescale: bool = False,
     shuffle_seed: int | None = 0,
     spacing: tuple[float, float, float] = (0.8, 0.7, 2.5),
     origin: tuple[float, float, float] = (-20.0, -15.0, -150.0),
@@ -82,7 +83,8 @@ def write_series(
     """One DICOM file per slice, LPS, stored = HU + 1024 with intercept -1024.
 
     flip_x writes each slice mirrored with a row cosine of -x (as some scanners
-    do); shuffle_seed scrambles file names and InstanceNumbers.
+    do); vary_rescale gives every slice its own slope and intercept;
+    shuffle_seed scrambles file names and InstanceNumbers.
     """
     folder.mkdir(parents=True, exist_ok=True)
     n, rows, cols = vol.shape
@@ -93,7 +95,9 @@ def write_series(
     )
     paths = []
     for k in range(n):
-        stored = (vol[k].astype(np.int32) + 1024).astype(np.uint16)
+        # slopes 1, 0.5, 0.25 keep every HU value exactly representable
+        slope, intercept = (1 / 2 ** (k % 3), -1024.0 - 10 * k) if vary_rescale else (1, -1024)
+        stored = np.rint((vol[k].astype(np.float64) - intercept) / slope).astype(np.uint16)
         x0 = origin[0]
         iop = [1, 0, 0, 0, 1, 0]
         if flip_x:
@@ -121,8 +125,8 @@ def write_series(
         ds.BitsAllocated = ds.BitsStored = 16
         ds.HighBit = 15
         ds.PixelRepresentation = 0
-        ds.RescaleIntercept = -1024
-        ds.RescaleSlope = 1
+        ds.RescaleIntercept = intercept
+        ds.RescaleSlope = slope
         ds.PixelData = np.ascontiguousarray(stored).tobytes()
         ds.save_as(path, enforce_file_format=True)
         paths.append(path)

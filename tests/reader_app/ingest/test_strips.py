@@ -52,6 +52,8 @@ def test_dicom_series_and_nifti_give_identical_strips(tmp_path: Path) -> None:
     volumes = {
         "dicom, shuffled": _dicom(tmp_path / "a", vol, shuffle_seed=1),
         "dicom, mirrored rows (-x)": _dicom(tmp_path / "b", vol, flip_x=True, shuffle_seed=2),
+        # per-slice slope 1/0.5/0.25 and intercept -1024 - 10 k: rescale is applied per slice
+        "dicom, rescale per slice": _dicom(tmp_path / "c", vol, vary_rescale=True),
         "nifti LPS (.nii)": open_nifti(write_nifti(tmp_path / "v.nii", vol), "v.nii", BIG),
         "nifti RAS (.nii.gz)": open_nifti(
             write_nifti(tmp_path / "v.nii.gz", vol, ras=True), "v.nii.gz", BIG
