@@ -14,6 +14,7 @@ to the submit, minus time spent on the pause screen.
 
 from __future__ import annotations
 
+import io
 import json
 import statistics
 from collections import defaultdict
@@ -22,6 +23,7 @@ from datetime import datetime, timedelta
 from typing import Final
 
 import pandas as pd
+from PIL import Image
 from sqlmodel import Session, col, func, select
 
 from reader_app.auth import require_role
@@ -266,3 +268,15 @@ def case_bank(*, session: Session, actor: Reader) -> list[CaseCard]:
             )
         )
     return cards
+
+
+THUMBNAIL_PX: Final = 256
+
+
+def thumbnail(png: bytes, size: int = THUMBNAIL_PX) -> bytes:
+    """A small PNG of a stored image (aspect kept), so a grid does not ship full renders."""
+    with Image.open(io.BytesIO(png)) as img:
+        img.thumbnail((size, size))
+        out = io.BytesIO()
+        img.save(out, format="PNG", optimize=True)
+    return out.getvalue()

@@ -27,12 +27,21 @@ ADJUDICATE = PageSpec("adjudicate.py", "Adjudication", "⚖️", "adjudicate")
 ANSWER_KEY = PageSpec("answer_key.py", "Answer key", "🔑", "answer-key")
 CONSENT = PageSpec("consent.py", "Consent", "📄", "consent")
 PROFILE = PageSpec("profile.py", "Your profile", "👤", "profile")
+PROGRESS = PageSpec("coordinator.py", "Progress", "📋", "progress")
+INVITES = PageSpec("coordinator_invites.py", "Invites", "✉️", "invites")
+CASE_BANK = PageSpec("coordinator_cases.py", "Case bank", "🗂️", "case-bank")
+LEADERBOARD = PageSpec("analyst.py", "Leaderboard", "🏆", "analyst")
+CHARTS = PageSpec("analyst_charts.py", "Charts", "📊", "charts")
+CASE_MATRIX = PageSpec("analyst_cases.py", "Per-case matrix", "🧩", "per-case")
+EXPORTS = PageSpec("analyst_exports.py", "Exports", "⬇️", "exports")
+REPORT = PageSpec("report.py", "Report", "📄", "report")
 
 ROLE_PAGES: dict[str, tuple[PageSpec, ...]] = {
     "reader": (EXAM,),
-    "coordinator": (ANSWER_KEY,),
+    # the answer key stays first (the coordinator's landing page, which its tests rely on)
+    "coordinator": (ANSWER_KEY, PROGRESS, INVITES, CASE_BANK, EXPORTS),
     "adjudicator": (ADJUDICATE,),
-    "analyst": (),
+    "analyst": (LEADERBOARD, CHARTS, CASE_MATRIX, EXPORTS, REPORT),
 }
 
 # reader steps before the exam (see reader_app.exam.onboarding)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
+from typing import Any
 
 from sqlmodel import Session
 
@@ -27,14 +28,15 @@ from reader_app.models import Case, Reader, Study, utcnow
 from reader_app.runs.importers import import_run_file
 from tests.factories import make_reader
 
-Plan = Mapping[str, tuple]
+Step = tuple[Any, ...]
+Plan = Mapping[str, Step]
 
 
 def key_by_source(session: Session, study: Study) -> dict[str, str]:
     return {e.case_id: e.diagnosis for e in study_key(session=session, study_id=study.id).values()}
 
 
-def _text(step: tuple, key: str, case_id: str) -> tuple[str | None, int | None, bool]:
+def _text(step: Step, key: str, case_id: str) -> tuple[str | None, int | None, bool]:
     if step[0] == "idk":
         return None, None, True
     if step[0] == "correct":
@@ -83,7 +85,7 @@ def import_model_run(
     session: Session, study: Study, name: str, plan: Plan, *, group: str = "vendor"
 ) -> None:
     key = key_by_source(session, study)
-    records = []
+    records: list[dict[str, Any]] = []
     for case_id, step in plan.items():
         diagnosis, likert, idk = _text(step, key[case_id], case_id)
         if idk:
@@ -98,7 +100,7 @@ def import_model_run(
 
 def grade_everything(session: Session, study: Study, adjudicator_code: str = "ADJ") -> int:
     """Key matches by the key; every other answer judged incorrect by an adjudicator."""
-    autograde_study(session=session, study_id=study.id)
+    autograde_study(session=session, study_id=study.id or 0)
     adjudicator = make_reader(session, study, code=adjudicator_code, role="adjudicator").reader
     decided = 0
     while (view := adjudication_queue(session=session, adjudicator=adjudicator)).item is not None:
@@ -107,10 +109,10 @@ def grade_everything(session: Session, study: Study, adjudicator_code: str = "AD
     return decided
 
 
-def plan_for(case_ids: Sequence[str], pattern: str) -> dict[str, tuple]:
+def plan_for(case_ids: Sequence[str], pattern: str) -> dict[str, Step]:
     """A plan from a compact pattern, one letter per case: C/c correct at L4/L1,
     W/w wrong at L4/L1, M correct at L2, I idk, '.' unanswered."""
-    steps = {
+    steps: dict[str, Step] = {
         "C": ("correct", 4),
         "c": ("correct", 1),
         "M": ("correct", 2),

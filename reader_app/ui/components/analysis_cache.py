@@ -1,0 +1,198 @@
+"""The analyst pages' shared glue: role gate, scoring controls, and cached scoring.
+
+Scoring with the bootstrap is the expensive step, so it is cached here (the
+UI layer) with ``st.cache_data``, keyed by the study data's fingerprint, the
+case set and the parameters: any new answer or verdict changes the
+fingerprint, and with it the cache key. The controls live in the sidebar of
+every analyst page and keep their values across pages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from reader_app.analysis.case_matrix import CaseMatrix, case_matrix
+from reader_app.analysis.chart_data import group_split
+from reader_app.analysis.data import NotScorable, StudyData, check_scorable, load_study_data
+from reader_app.analysis.leaderboard import Leaderboard, build_leaderboard
+from reader_app.auth import AuthError
+from reader_app.ui.context import SignedIn, current_user, db_session, load_reader
+from scoring import ScoringParams
+
+DEFAULTS: dict[str, Any] = {
+    "an_boot": 2000,
+    "an_min_completion": 1.0,
+    "an_idk": 0.0,
+    "an_seed": 0,
+    "an_readers": True,
+    "an_graded_only": False,
+}
+
+
+def staff_user(*roles: str) -> SignedIn:
+    """The signed-in user, or a refusal and a stop for any other role (URL typed by hand)."""
+    user = current_user()
+    if user.role not in roles:
+        st.error(f"This page is for the {' or '.join(roles)} role.")
+        st.stop()
+    return user
+
+
+def _keep(key: str) -> None:
+    st.session_state[f"_{key}"] = st.session_state[key]
+
+
+@dataclass(frozen=True)
+class Controls:
+    params: ScoringParams
+    readers: bool  # show individual readers
+    graded_only: bool  # score the fully graded cases when some answers wait for grading
+
+
+def scoring_controls() -> Controls:
+    """Sidebar widgets for the scoring parameters; values survive page switches."""
+    state = st.session_state
+    for key, value in DEFAULTS.items():
+        state.setdefault(f"_{key}", value)
+        state[key] = state[f"_{key}"]
+    with st.sidebar:
+        st.subheader("Scoring")
+        st.number_input(
+            "Bootstrap replicates (B)",
+            min_value=0,
+            max_value=20000,
+            step=500,
+            key="an_boot",
+            on_change=_keep,
+            args=("an_boot",),
+            help="Paired case bootstrap for the 95% CIs; also the number of sign-flip "
+            "permutations. 0 turns CIs and p-values off.",
+        )
+        st.slider(
+            "Pool: minimum completion",
+            min_value=0.0,
+            max_value=1.0,
+            step=0.05,
+            key="an_min_completion",
+            on_change=_keep,
+            args=("an_min_completion",),
+            help="Readers need this share of the cases to enter the human pool.",
+        )
+        st.number_input(
+            "Points for “I don't know”",
+            min_value=-5.0,
+            max_value=5.0,
+            step=1.0,
+            key="an_idk",
+            on_change=_keep,
+            args=("an_idk",),
+        )
+        st.number_input(
+            "Seed", min_value=0, step=1, key="an_seed", on_change=_keep, args=("an_seed",)
+        )
+        st.toggle(
+            "Show individual readers", key="an_readers", on_change=_keep, args=("an_readers",)
+        )
+        st.toggle(
+            "Score fully graded cases only",
+            key="an_graded_only",
+            on_change=_keep,
+            args=("an_graded_only",),
+            help="While some answers wait for grading, score the cases whose answers are "
+            "all graded (N shrinks; the page says so).",
+        )
+    params = ScoringParams(
+        idk_score=float(state["an_idk"]),
+        min_completion=float(state["an_min_completion"]),
+        n_boot=int(state["an_boot"]),
+        seed=int(state["an_seed"]),
+    )
+    return Controls(params, bool(state["an_readers"]), bool(state["an_graded_only"]))
+
+
+def load_data(user: SignedIn) -> StudyData:
+    with db_session() as session:
+        actor, _ = load_reader(session, user)
+        try:
+            return load_study_data(session=session, actor=actor)
+        except AuthError as exc:
+            st.error(str(exc))
+            st.stop()
+            raise  # unreachable: st.stop raises
+
+
+def case_set(data: StudyData, controls: Controls) -> tuple[str, ...] | None:
+    """The cases to score, or None after showing why nothing can be scored yet."""
+    cases = data.graded_cases() if controls.graded_only and data.n_pending else None
+    try:
+        chosen = check_scorable(data, cases)
+    except NotScorable as exc:
+        st.info(str(exc))
+        return None
+    if len(chosen) < len(data.case_ids):
+        st.warning(
+            f"Scored on the {len(chosen)} fully graded case(s) of {len(data.case_ids)}: "
+            f"{data.n_pending} answer(s) still wait for grading."
+        )
+    return chosen
+
+
+def _params(items: tuple[tuple[str, Any], ...]) -> ScoringParams:
+    return ScoringParams(**{k: v for k, v in items if k != "scoring_spec_version"})
+
+
+def _key(params: ScoringParams) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted(asdict(params).items()))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _leaderboard(
+    fingerprint: str, cases: tuple[str, ...], params: tuple[tuple[str, Any], ...], _frame: Any
+) -> Leaderboard:
+    return build_leaderboard(_frame, cases, _params(params))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _group_split(
+    fingerprint: str,
+    cases: tuple[str, ...],
+    params: tuple[tuple[str, Any], ...],
+    merge: bool,
+    _frame: Any,
+) -> pd.DataFrame:
+    return group_split(_frame, cases, _params(params), merge_trainees=merge)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _case_matrix(
+    fingerprint: str, cases: tuple[str, ...], params: tuple[tuple[str, Any], ...], _frame: Any
+) -> CaseMatrix:
+    return case_matrix(_frame, cases, _params(params))
+
+
+def _spinner_text(params: ScoringParams) -> str:
+    if params.n_boot:
+        return f"Scoring with {params.n_boot} paired bootstrap resamples…"
+    return "Scoring…"
+
+
+def leaderboard(data: StudyData, cases: Sequence[str], params: ScoringParams) -> Leaderboard:
+    with st.spinner(_spinner_text(params)):
+        return _leaderboard(data.fingerprint, tuple(cases), _key(params), data.frame)
+
+
+def reader_groups(
+    data: StudyData, cases: Sequence[str], params: ScoringParams, *, merge: bool
+) -> pd.DataFrame:
+    with st.spinner(_spinner_text(params)):
+        return _group_split(data.fingerprint, tuple(cases), _key(params), merge, data.frame)
+
+
+def per_case(data: StudyData, cases: Sequence[str], params: ScoringParams) -> CaseMatrix:
+    with st.spinner("Building the per-case matrix…"):
+        return _case_matrix(data.fingerprint, tuple(cases), _key(params), data.frame)

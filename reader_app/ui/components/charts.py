@@ -1,0 +1,68 @@
+"""A chart on a page with its three downloads: PNG, SVG (vl-convert) and the CSV behind it.
+
+PNG and SVG are made only when their button is clicked (a callable download,
+run off the script thread), so a page with six charts does not render twelve
+images on every rerun. The chart's data frame is the CSV, exactly as plotted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, cast
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from reader_app.charts import chart_png, chart_svg, spec_json
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "chart"
+
+
+def _lazy(make: Callable[[str], bytes | str], spec: str) -> Callable[[], bytes | str]:
+    return lambda: make(spec)
+
+
+def chart_panel(
+    chart: alt.TopLevelMixin,
+    data: pd.DataFrame,
+    *,
+    name: str,
+    key: str,
+    file_stem: str | None = None,
+) -> None:
+    """Show ``chart`` and offer it as PNG, SVG and CSV (keys ``<key>_png`` and so on)."""
+    st.altair_chart(cast(Any, chart), width="content", theme=None, key=f"{key}_chart")
+    stem = file_stem or _slug(name)
+    spec = spec_json(chart)
+    png, svg, csv = st.columns([1, 1, 1], gap="small", width=420)
+    png.download_button(
+        "PNG",
+        data=_lazy(chart_png, spec),
+        file_name=f"{stem}.png",
+        mime="image/png",
+        key=f"{key}_png",
+        on_click="ignore",
+        icon=":material/image:",
+    )
+    svg.download_button(
+        "SVG",
+        data=_lazy(chart_svg, spec),
+        file_name=f"{stem}.svg",
+        mime="image/svg+xml",
+        key=f"{key}_svg",
+        on_click="ignore",
+        icon=":material/draw:",
+    )
+    csv.download_button(
+        "CSV",
+        data=data.to_csv(index=False),
+        file_name=f"{stem}.csv",
+        mime="text/csv",
+        key=f"{key}_csv",
+        on_click="ignore",
+        icon=":material/table:",
+    )

@@ -1,0 +1,120 @@
+"""The coordinator's progress page: who is stuck, how far grading is, the study's state.
+
+Services: reader_app.analysis.coordinator (read-only) and
+reader_app.study_admin (lock, reopen, close; audited).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import streamlit as st
+
+from reader_app.analysis.coordinator import grading_progress, reader_progress
+from reader_app.auth import AuthError
+from reader_app.study_admin import StudyStateError, allowed_states, set_study_state
+from reader_app.ui.components.analysis_cache import staff_user
+from reader_app.ui.components.safe_text import show_table
+from reader_app.ui.context import db_session, load_reader
+
+STATE_LABELS = {"open": "Reopen", "locked": "Lock (pause)", "closed": "Close for good"}
+STATE_HELP = {
+    "open": "Readers can answer.",
+    "locked": "Paused: readers are told to come back later; nothing they send is stored.",
+    "closed": "Over: no more answers, and it cannot be reopened.",
+}
+
+user = staff_user("coordinator")
+state = st.session_state
+
+
+def _set_state(target: str) -> None:
+    with db_session() as session:
+        actor, _ = load_reader(session, user)
+        try:
+            set_study_state(session=session, actor=actor, state=target)
+        except (StudyStateError, AuthError) as exc:
+            state["_co_flash"] = ("error", str(exc))
+            return
+    state["_co_flash"] = ("success", f"The study is now {target}.")
+
+
+stall_hours = int(state.get("co_stall_hours", 48))
+with db_session() as session:
+    coordinator, study = load_reader(session, user)
+    progress = reader_progress(
+        session=session, actor=coordinator, stall_after=timedelta(hours=stall_hours)
+    )
+    grading = grading_progress(session=session, actor=coordinator)
+
+st.title("Progress")
+if flash := state.pop("_co_flash", None):
+    (st.error if flash[0] == "error" else st.success)(flash[1])
+
+st.subheader(f"Study: {study.state}")
+st.caption(STATE_HELP.get(study.state, ""))
+targets = allowed_states(study.state)
+if targets:
+    cols = st.columns(len(targets) + 1)
+    for col, target in zip(cols, targets, strict=False):
+        col.button(
+            STATE_LABELS[target],
+            key=f"co_state_{target}",
+            on_click=_set_state,
+            args=(target,),
+            type="secondary",
+            help=STATE_HELP[target],
+        )
+else:
+    st.caption("A closed study stays closed, so the analysed data set cannot change.")
+
+st.subheader("Readers")
+counts = progress["status"].value_counts()
+metrics = st.columns(5)
+metrics[0].metric("Invited", len(progress))
+metrics[1].metric("Not started", int(counts.get("not started", 0)))
+metrics[2].metric("In progress", int(counts.get("in progress", 0)))
+metrics[3].metric("Finished", int(counts.get("finished", 0)))
+metrics[4].metric("Stalled", int(progress["stalled"].sum()))
+st.number_input(
+    "Flag a reader as stalled after this many hours without activity",
+    min_value=1,
+    max_value=24 * 60,
+    value=stall_hours,
+    key="co_stall_hours",
+)
+if progress.empty:
+    st.info("No reader is invited yet: invite readers on the Invites page.")
+else:
+    shown = progress.copy()
+    shown["stalled"] = shown["stalled"].map({True: "⚠ stalled", False: ""})
+    shown["last_activity"] = [
+        "never" if t is None or t != t else f"{t:%Y-%m-%d %H:%M} UTC"
+        for t in shown["last_activity"]
+    ]
+    show_table(shown, key="co_readers")
+    st.download_button(
+        "Progress CSV",
+        data=progress.to_csv(index=False),
+        file_name=f"{study.slug}-progress.csv",
+        mime="text/csv",
+        key="co_progress_csv",
+        on_click="ignore",
+    )
+
+st.subheader("Grading")
+if grading.answers == 0:
+    st.info("No answers to grade yet.")
+else:
+    st.progress(
+        grading.pct_answers_graded / 100.0,
+        text=f"{grading.graded_answers} of {grading.answers} answers graded "
+        f"({grading.pct_answers_graded:.0f}%), mode: {grading.mode}",
+    )
+    g = st.columns(4)
+    g[0].metric("Distinct answers", grading.items)
+    g[1].metric("Graded", grading.graded_items)
+    g[2].metric("Waiting for an adjudicator", grading.waiting_items + grading.in_review_items)
+    g[3].metric("Key will grade", grading.key_ready_items)
+    if grading.by_source:
+        st.caption("Graded by: " + ", ".join(f"{k} {v}" for k, v in grading.by_source.items()))

@@ -1,0 +1,130 @@
+"""Invitations: create sign-in links in bulk (download them as CSV), revoke access.
+
+A link is shown once: only its hash is stored. The links made here stay on
+this page (and in its CSV) until you leave the browser session; inviting a
+code again makes a new link and revokes the old one.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from reader_app.analysis.invites import (
+    InviteError,
+    create_invites,
+    links_frame,
+    parse_invite_lines,
+    people,
+    revoke,
+)
+from reader_app.auth import AuthError
+from reader_app.models import ROLES
+from reader_app.ui.components.analysis_cache import staff_user
+from reader_app.ui.components.safe_text import show_table, spreadsheet_safe
+from reader_app.ui.context import app_settings, db_session, load_reader
+
+user = staff_user("coordinator")
+state = st.session_state
+
+
+def _invite() -> None:
+    try:
+        requests = parse_invite_lines(state.get("inv_lines") or "")
+    except InviteError as exc:
+        state["_inv_flash"] = ("error", str(exc))
+        return
+    with db_session() as session:
+        actor, _ = load_reader(session, user)
+        try:
+            issued = create_invites(
+                session=session,
+                actor=actor,
+                requests=requests,
+                role=state.get("inv_role") or "reader",
+                base_url=app_settings().base_url,
+            )
+        except (InviteError, AuthError, ValueError) as exc:
+            state["_inv_flash"] = ("error", str(exc))
+            return
+    state["_inv_links"] = [*state.get("_inv_links", []), *issued]
+    state["inv_lines"] = ""
+    state["_inv_flash"] = ("success", f"{len(issued)} link(s) created. Download them now.")
+
+
+def _revoke() -> None:
+    code = state.get("inv_revoke")
+    if not code:
+        return
+    with db_session() as session:
+        actor, _ = load_reader(session, user)
+        try:
+            revoke(session=session, actor=actor, code=code)
+        except (InviteError, AuthError) as exc:
+            state["_inv_flash"] = ("error", str(exc))
+            return
+    state["_inv_flash"] = ("success", "Access revoked.")
+
+
+def _spreadsheet_csv(frame: pd.DataFrame) -> str:
+    """Links CSV for a spreadsheet (mail merge): formula-like cells are defused."""
+    safe = frame.copy()
+    for col in ("code", "group", "email"):
+        safe[col] = [spreadsheet_safe(v) if isinstance(v, str) else v for v in safe[col]]
+    return safe.to_csv(index=False)
+
+
+with db_session() as session:
+    coordinator, study = load_reader(session, user)
+    everyone = people(session=session, actor=coordinator)
+
+st.title("Invites")
+if flash := state.pop("_inv_flash", None):
+    (st.error if flash[0] == "error" else st.success)(flash[1])
+
+st.subheader("Create sign-in links")
+st.text_area(
+    "One person per line: code, group (optional), email (optional, for institutional sign-in)",
+    key="inv_lines",
+    placeholder="R01,PGY2\nR02,board-certified,dr.lee@hospital.org",
+)
+st.selectbox("Role", ROLES, key="inv_role")
+st.button("Create links", key="inv_create", type="primary", on_click=_invite)
+
+issued = state.get("_inv_links", [])
+if issued:
+    links = links_frame(issued)
+    st.caption("These links are shown once. Download them before you leave this page.")
+    show_table(links, key="inv_links")
+    st.download_button(
+        "Download links (CSV)",
+        data=_spreadsheet_csv(links),
+        file_name=f"{study.slug}-invite-links.csv",
+        mime="text/csv",
+        key="inv_download",
+        on_click="ignore",
+    )
+
+st.subheader("Everyone with access")
+show_table(everyone, key="inv_people")
+st.download_button(
+    "Download the list (CSV, no links)",
+    data=_spreadsheet_csv(everyone.drop(columns=["invited_at"]).assign(link="")),
+    file_name=f"{study.slug}-people.csv",
+    mime="text/csv",
+    key="inv_people_csv",
+    on_click="ignore",
+)
+
+st.subheader("Revoke access")
+active = [
+    c
+    for c, a in zip(everyone["code"], everyone["access"], strict=True)
+    if a == "active" and c != coordinator.code
+]
+st.selectbox("Person", active, index=None, key="inv_revoke")
+st.button("Revoke", key="inv_revoke_button", on_click=_revoke)
+st.caption(
+    "Revoking stops the link and institutional sign-in at the person's next click; "
+    "inviting the same code again gives them a new link."
+)

@@ -1,0 +1,131 @@
+"""The analyst's pages through AppTest: leaderboard, charts, per-case matrix, exports,
+report; empty states; the role gate; hostile names shown as text."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from sqlmodel import Session
+from streamlit.testing.v1 import AppTest
+
+from reader_app.settings import Settings
+from reader_app.ui.context import SignedIn
+from tests.factories import make_reader, make_study
+from tests.reader_app.analysis.scenario import (
+    grade_everything,
+    import_model_run,
+    plan_for,
+    simulate_reader,
+)
+from tests.reader_app.ui.helpers import texts
+
+MAIN = Path(__file__).resolve().parents[3] / "reader_app" / "main.py"
+
+CASES = ["case-000", "case-001", "case-002", "case-003"]
+HOSTILE = "**bold** <b>x</b> [link](http://evil.example)"
+PAGES = {
+    "leaderboard": "ui/pages/analyst.py",
+    "charts": "ui/pages/analyst_charts.py",
+    "cases": "ui/pages/analyst_cases.py",
+    "exports": "ui/pages/analyst_exports.py",
+    "report": "ui/pages/report.py",
+}
+
+
+def _boot(at: AppTest, n: int) -> AppTest:
+    at.number_input(key="an_boot").set_value(n)
+    return at.run()
+
+
+def _scored_study(session: Session, settings: Settings) -> str:
+    study = make_study(session, settings.asset_dir, n_cases=4)
+    simulate_reader(session, study, "R01", plan_for(CASES, "CCwI"), group="board-certified")
+    simulate_reader(session, study, "R02", plan_for(CASES, "CWMC"), group="PGY2")
+    simulate_reader(session, study, HOSTILE, plan_for(CASES, "cWCI"), group="PGY3")
+    import_model_run(session, study, "vlm-a", plan_for(CASES, "CCCW"))
+    import_model_run(session, study, "vlm-b", plan_for(CASES, "IwCC"))
+    grade_everything(session, study)
+    return make_reader(session, study, code="AN1", role="analyst").token
+
+
+def test_leaderboard_and_every_analyst_page(
+    app_for: Callable[..., AppTest], session: Session, settings: Settings
+) -> None:
+    at = _boot(app_for(_scored_study(session, settings)), 100)
+    assert not at.exception
+    assert at.title[0].value == "Leaderboard"
+    tree = texts(at)
+    for name in ("Human pool", "Pool: PGY2", "vlm-a", "vlm-b", "R01"):
+        assert name in tree
+    assert HOSTILE in tree  # in a dataframe cell: drawn as text, never as markdown
+    assert not any(HOSTILE in m.value for m in at.markdown)
+    assert "Model minus human pool" in tree and "p (sign-flip, points)" in tree
+    at.toggle(key="an_readers").set_value(False).run()
+    assert "R01" not in texts(at) and "vlm-a" in texts(at)
+
+    for page in ("charts", "cases", "exports", "report"):
+        at.switch_page(PAGES[page]).run()
+        assert not at.exception, page
+        assert at.number_input(key="an_boot").value == 100  # controls keep their values
+    at.switch_page(PAGES["cases"]).run()
+    assert "Humans get, models miss" in texts(at)
+    at.switch_page(PAGES["exports"]).run()
+    assert "Not available yet" not in texts(at)
+
+
+def test_empty_states_are_messages(
+    app_for: Callable[..., AppTest], session: Session, settings: Settings
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=2)
+    token = make_reader(session, study, code="AN1", role="analyst").token
+    at = app_for(token)
+    assert not at.exception
+    assert "No answers yet" in at.info[0].value
+    for page in PAGES.values():
+        at.switch_page(page).run()
+        assert not at.exception, page
+
+    simulate_reader(session, study, "R01", plan_for(["case-000", "case-001"], "Cw"))
+    at = app_for(token)
+    assert "No verdicts yet" in at.info[0].value
+    at.switch_page(PAGES["exports"]).run()
+    assert not at.exception and "Not available yet" in texts(at)  # MRMC needs verdicts
+
+    from reader_app.grading.autograde import autograde_study
+
+    autograde_study(session=session, study_id=study.id or 0)
+    at = app_for(token)
+    assert "not graded yet" in at.info[0].value
+    at.toggle(key="an_graded_only").set_value(True).run()
+    assert not at.exception
+    assert "Scored on the 1 fully graded case(s) of 2" in at.warning[0].value
+    tree = texts(at)
+    assert "The pool has one reader" in tree and "No model runs yet" in tree
+
+
+@pytest.mark.parametrize("role", ["reader", "coordinator", "adjudicator"])
+def test_other_roles_never_see_the_analyst_pages(
+    app_for: Callable[..., AppTest], session: Session, settings: Settings, role: str
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=2)
+    import_model_run(session, study, "secret-run", plan_for(["case-000"], "C"))
+    invite = make_reader(session, study, code="X1", role=role, ready=True)
+    at = app_for(invite.token)
+    assert not at.exception and "secret-run" not in texts(at)
+    for page in ("leaderboard", "charts", "cases", "report"):
+        with pytest.raises(ValueError, match="Could not find a navigation page"):
+            at.switch_page(PAGES[page])  # the page does not exist for this role
+    # and the page itself refuses, should it ever be reached
+    for page in PAGES.values():
+        if role == "coordinator" and page == PAGES["exports"]:
+            continue  # exports are the coordinator's too
+        direct = AppTest.from_file(str(MAIN.parent / page), default_timeout=30)
+        direct.session_state["_signed_in"] = SignedIn(
+            invite.reader.id or 0, study.id or 0, "X1", role, invite.reader.token_hash
+        )
+        direct.run()
+        assert not direct.exception
+        assert direct.error[0].value.startswith("This page is for the analyst"), page
+        assert "secret-run" not in texts(direct)

@@ -1,0 +1,102 @@
+"""The coordinator's pages through AppTest: progress (with a reader who has not started),
+grading progress, lock and close, invites (bulk, download, revoke), the case bank."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from sqlmodel import Session, select
+from streamlit.testing.v1 import AppTest
+
+from reader_app.models import Reader, Study
+from reader_app.settings import Settings
+from tests.factories import make_reader, make_study
+from tests.reader_app.analysis.scenario import plan_for, simulate_reader
+from tests.reader_app.ui.helpers import texts
+
+PAGES = {
+    "progress": "ui/pages/coordinator.py",
+    "invites": "ui/pages/coordinator_invites.py",
+    "cases": "ui/pages/coordinator_cases.py",
+    "exports": "ui/pages/analyst_exports.py",
+}
+
+
+@pytest.fixture
+def coordinator_app(
+    app_for: Callable[..., AppTest], session: Session, settings: Settings
+) -> tuple[AppTest, Study]:
+    study = make_study(session, settings.asset_dir, n_cases=3, n_practice=1, history="<i>42</i>")
+    simulate_reader(session, study, "R-busy", plan_for(["case-001", "case-002"], "Cw"))
+    make_reader(session, study, code="R-new", group="PGY1")
+    token = make_reader(session, study, code="C01", role="coordinator").token
+    return app_for(token), study
+
+
+def test_progress_shows_the_reader_who_has_not_started(
+    coordinator_app: tuple[AppTest, Study], session: Session
+) -> None:
+    at, study = coordinator_app
+    at.switch_page(PAGES["progress"]).run()
+    assert not at.exception
+    tree = texts(at)
+    assert "R-new" in tree and "not started" in tree and "R-busy" in tree
+    assert "in progress" in tree
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Not started"] == "1" and metrics["In progress"] == "1"
+    assert metrics["Waiting for an adjudicator"] == "1" and metrics["Key will grade"] == "1"
+
+    at.button(key="co_state_locked").click().run()
+    assert "The study is now locked." in at.success[0].value
+    at.button(key="co_state_closed").click().run()
+    session.expire_all()
+    assert session.get(Study, study.id).state == "closed"  # type: ignore[union-attr]
+    assert not [b for b in at.button if b.key and b.key.startswith("co_state_")]
+
+
+def test_invites_in_bulk_then_revoke(
+    coordinator_app: tuple[AppTest, Study], session: Session
+) -> None:
+    at, _ = coordinator_app
+    at.switch_page(PAGES["invites"]).run()
+    assert not at.exception
+    at.text_area(key="inv_lines").set_value("R20,PGY2\n=cmd|' /C calc'!A0,board-certified")
+    at.button(key="inv_create").click().run()
+    assert not at.exception
+    assert "2 link(s) created" in at.success[0].value
+    assert "?token=" in texts(at)
+    readers = {r.code: r for r in session.exec(select(Reader)).all()}
+    assert readers["R20"].group_name == "PGY2" and readers["R20"].token_hash
+
+    at.selectbox(key="inv_revoke").set_value("R-new").run()
+    at.button(key="inv_revoke_button").click().run()
+    assert "Access revoked." in at.success[0].value
+    session.expire_all()
+    assert session.exec(select(Reader).where(Reader.code == "R-new")).one().token_revoked_at
+
+    at.text_area(key="inv_lines").set_value("C01")
+    at.button(key="inv_create").click().run()
+    assert "cannot re-invite yourself" in at.error[0].value
+
+
+def test_case_bank_with_thumbnails(coordinator_app: tuple[AppTest, Study]) -> None:
+    at, _ = coordinator_app
+    at.switch_page(PAGES["cases"]).run()
+    assert not at.exception
+    assert len(at.get("image")) == 4  # one thumbnail per case, practice included
+    tree = texts(at)
+    assert "case-000" in tree and "practice" in tree
+    assert "<i>42</i>" in [t.value for t in at.text]  # the history, as plain text
+    at.switch_page(PAGES["exports"]).run()
+    assert not at.exception
+
+
+def test_readers_cannot_reach_coordinator_pages(
+    app_for: Callable[..., AppTest], session: Session, settings: Settings
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=1)
+    at = app_for(make_reader(session, study, code="R1", ready=True).token)
+    for page in PAGES.values():
+        with pytest.raises(ValueError, match="Could not find a navigation page"):
+            at.switch_page(page)
