@@ -159,13 +159,16 @@ def naive_score_prepared(d: pd.DataFrame, n: int) -> pd.DataFrame:
 
 
 def measure(
-    fn: Callable[[], Any], traced: Callable[[], Any] | None = None
+    fn: Callable[[], Any], traced: Callable[[], Any] | None = None, repeat: int = 1
 ) -> tuple[float, float, Any]:
-    """(seconds, peak MiB, result): ``fn`` timed untraced, then ``traced`` (default
-    ``fn``) run under tracemalloc for the peak."""
-    start = time.perf_counter()
-    result = fn()
-    seconds = time.perf_counter() - start
+    """(seconds, peak MiB, result): the best of ``repeat`` untraced runs of ``fn``
+    (the machine is shared: the minimum is the least disturbed), then ``traced``
+    (default ``fn``) once under tracemalloc for the peak."""
+    seconds = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        seconds = min(seconds, time.perf_counter() - start)
     tracemalloc.start()
     (traced or fn)()
     peak = tracemalloc.get_traced_memory()[1] / 2**20
@@ -193,6 +196,9 @@ def main() -> None:
         "--write", metavar="MD", help="replace the '## Scoring' section of this file"
     )
     parser.add_argument(
+        "--repeat", type=int, default=3, help="best of N for every row but the naive bootstrap"
+    )
+    parser.add_argument(
         "--naive-boot", type=int, default=2000, help="replicates for the naive loop"
     )
     args = parser.parse_args()
@@ -202,13 +208,14 @@ def main() -> None:
     assert len(big) == 1_000_000
     rows = []
 
-    t, m, fast = measure(lambda: score_responses(big, ScoringParams(n_boot=0)))
-    tn, mn, naive = measure(lambda: naive_score(big))
+    load_start = load_average()
+    t, m, fast = measure(lambda: score_responses(big, ScoringParams(n_boot=0)), repeat=args.repeat)
+    tn, mn, naive = measure(lambda: naive_score(big), repeat=args.repeat)
     check_agreement(fast, naive)
     rows.append(("1,000,000 rows (200 x 5,000), five metrics", t, m, tn, mn))
 
     params = ScoringParams(n_boot=2000)
-    t, m, _ = measure(lambda: score_responses(small, params))
+    t, m, _ = measure(lambda: score_responses(small, params), repeat=args.repeat)
     # The naive loop's peak barely grows with B: trace 100 replicates, not 2000.
     tn, mn, _ = measure(
         lambda: naive_bootstrap(small, args.naive_boot),
@@ -238,16 +245,16 @@ def main() -> None:
     print(f"\nmachine: {cpu}")
     if args.write:
         command = " ".join([".venv/bin/python benchmarks/scoring_bench.py", *sys.argv[1:]])
-        write_section(Path(args.write), text, cpu, command, load_note())
+        note = f" Load average {load_start:.1f} at the start, {load_average():.1f} at the end."
+        write_section(Path(args.write), text, cpu, command, note)
 
 
-def load_note() -> str:
-    """Other jobs on the machine slow every row; say how busy it was."""
+def load_average() -> float:
+    """1-minute load: other jobs on the shared machine slow every row."""
     try:
-        load = os.getloadavg()[0]
+        return os.getloadavg()[0]
     except OSError:
-        return ""
-    return f" Load average when the run ended: {load:.1f}."
+        return float("nan")
 
 
 def write_section(path: Path, table: str, machine: str, command: str, note: str = "") -> None:
@@ -257,7 +264,8 @@ def write_section(path: Path, table: str, machine: str, command: str, note: str 
         "Measured with\n\n"
         f"    {command}\n\n"
         f"on {machine}.{note} Synthetic data from a fixed seed (benchmarks/scoring_bench.py). "
-        "Time is one untraced run; peak is the tracemalloc peak of a second run. "
+        "Time is the best of `--repeat` (default 3) untraced runs, one run for the naive "
+        "bootstrap; peak is the tracemalloc peak of one more run. "
         "The vectorised rows run the whole `score_responses` report (validation, status "
         "derivation, the five metrics, every secondary figure, the pool and group pools; "
         "with the bootstrap also CIs for 13 metrics per arm, model-minus-pool differences "
