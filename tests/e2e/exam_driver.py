@@ -16,18 +16,20 @@ PROGRESS = "[data-testid=stProgress]"
 def open_exam(page: Page, url: str) -> None:
     page.goto(url)
     expect(page.locator(".st-key-submit")).to_be_visible()
+    settled(page)
 
 
 def progress(page: Page) -> str:
     return page.locator(PROGRESS).first.inner_text().strip()
 
 
-def expect_progress(page: Page, text: str) -> None:
-    expect(page.locator(PROGRESS).first).to_contain_text(re.compile(rf"^{re.escape(text)}\b"))
+def expect_progress(page: Page, text: str, *, timeout: float = 10_000) -> None:
+    pattern = re.compile(rf"^{re.escape(text)}\b")
+    expect(page.locator(PROGRESS).first).to_contain_text(pattern, timeout=timeout)
 
 
-def expect_case(page: Page, number: int, total: int) -> None:
-    expect_progress(page, f"Case {number} of {total}")
+def expect_case(page: Page, number: int, total: int, *, timeout: float = 10_000) -> None:
+    expect_progress(page, f"Case {number} of {total}", timeout=timeout)
 
 
 def accept_consent(page: Page) -> None:
@@ -51,9 +53,15 @@ def fill_profile(page: Page, *, trainee_year: int | None = None, years: int = 5)
 
 _NEXT_SCREEN = """([selector, before]) => {
     const bar = document.querySelector(selector);
-    return document.querySelector('.st-key-continue') !== null
+    const moved = document.querySelector('.st-key-continue') !== null
         || (bar !== null && bar.innerText.trim() !== before);
+    return moved && document.querySelector('[data-stale="true"]') === null;
 }"""
+
+
+def settled(page: Page) -> None:
+    """Wait until Streamlit has replaced every element of the previous run."""
+    page.wait_for_function("() => document.querySelector('[data-stale=\"true\"]') === null")
 
 
 def _submit_and_wait(page: Page) -> None:
@@ -107,5 +115,6 @@ def step_slices(page: Page, steps: int) -> None:
 
 
 def choose_window(page: Page, label: str) -> None:
+    settled(page)
     page.locator(".st-key-window button").filter(has_text=label).click()
     expect(page.locator(".st-key-window button[aria-checked=true]")).to_have_text(label)

@@ -176,7 +176,6 @@ def test_reader_journey_practice_spot_strip_reload_resume_and_no_leaks(
             answer_idk(page)
         else:
             kinds.append("spot")
-            page.screenshot(path=str(artifact("exam-spot-case.png")))
             answer(page, "Osteosarcoma", 3)
     answered = len(kinds)
 
@@ -275,3 +274,20 @@ def test_a_second_reader_gets_a_different_order(
         again = ensure_order(session=db, reader=invite.reader)  # stored once, not redrawn
         assert again == 12 and stored_order(session=db, reader=invite.reader) == order
     assert db.exec(select(Study).where(Study.id == study.id)).one().state == "open"
+
+
+def test_resume_after_a_server_restart(exam_server: ExamServer, page: Page, db: Session) -> None:
+    study = make_study(db, exam_server.settings.asset_dir, slug=_slug(), n_cases=3)
+    invite = make_reader(db, study, ready=True)
+    link = sign_in_link(exam_server.app.url, invite.token)
+    open_exam(page, link)
+    answer(page, "Before the restart", 3)
+    expect_case(page, 2, 3)
+    old = exam_server.app
+    stop_app(old)
+    exam_server.app = start_app(old.env, old.log, port=old.port)  # same address, new process
+    page.reload()
+    expect_case(page, 2, 3, timeout=30_000)  # a cold server imports everything first
+    answer_idk(page)
+    expect_case(page, 3, 3)
+    assert [r.status for r in _rows(db, invite.reader)] == ["answered", "idk"]

@@ -85,7 +85,6 @@ def answer_form(
         format_func=lambda v: f"{v} · {escape_markdown(labels[v])}",
         key="likert",
         disabled=idk,
-        help="0 means a guess; 4 means certain.",
     )
     st.button(
         "✓ I don't know (selected)" if idk else "I don't know",

@@ -1,0 +1,27 @@
+"""docs/exam.md stays true: shortcuts, study settings and stored fields are documented."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from pathlib import Path
+
+from reader_app.exam.config import ExamConfig
+from reader_app.ui.components.answer_form import IDK_SHORTCUT, SUBMIT_SHORTCUT
+
+DOC = (Path(__file__).resolve().parents[3] / "docs" / "exam.md").read_text()
+
+
+def test_shortcuts_are_documented() -> None:
+    for shortcut in (SUBMIT_SHORTCUT, IDK_SHORTCUT):
+        assert f"| {shortcut} |" in DOC, shortcut
+
+
+def test_every_study_setting_the_exam_reads_is_documented() -> None:
+    for field in fields(ExamConfig):
+        if field.name != "title":
+            assert f"| `{field.name}` |" in DOC, field.name
+
+
+def test_stored_meta_fields_are_documented() -> None:
+    for name in ("shown_at", "submitted_at", "image_sha256", "paused_s", "windows", "enlarged"):
+        assert f"`{name}`" in DOC, name
