@@ -71,6 +71,10 @@ def oidc_configured() -> bool:
 
 def _remember(reader: Reader, token_hash: str | None) -> SignedIn:
     assert reader.id is not None
+    previous: SignedIn | None = st.session_state.get("_signed_in")
+    if previous is not None and previous.reader_id != reader.id:
+        for key in list(st.session_state.keys()):  # another reader's case, order, form
+            del st.session_state[key]
     user = SignedIn(reader.id, reader.study_id, reader.code, reader.role, token_hash)
     st.session_state["_signed_in"] = user
     st.session_state.pop("_auth_error", None)

@@ -68,6 +68,23 @@ def test_rotated_link_ends_the_old_session(
     assert "not valid" in app_for(old.token).error[0].value
 
 
+def test_another_readers_link_in_the_same_tab_starts_afresh(
+    app_for: App, session: Session, settings: Settings
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=3, n_practice=1, slug="a")
+    other = make_study(session, settings.asset_dir, n_cases=5, slug="b")
+    first = make_reader(session, study, "R01", ready=True)
+    second = make_reader(session, other, "R02", ready=True)
+    at = app_for(first.token)
+    answer(at, "R01 practice", 1)  # R01 is now looking at practice feedback
+    at.query_params["token"] = second.token
+    at.run()
+    assert progress_text(at) == "Case 1 of 5"  # R02's own order, not R01's cached one
+    answer(at, "R02 first", 2)
+    codes = {r.reader_id: r.diagnosis for r in responses(session)}
+    assert codes == {first.reader.id: "R01 practice", second.reader.id: "R02 first"}
+
+
 def test_answer_then_idk_then_finish(app_for: App, session: Session, settings: Settings) -> None:
     study = make_study(session, settings.asset_dir, n_cases=2)
     invite = make_reader(session, study, ready=True)
