@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from reader_app.auth import invite_reader, revoke_invite
 from reader_app.exam.revisions import answer_history
-from reader_app.models import Reader, ResponseRevision, Study
+from reader_app.models import ResponseRevision
 from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
 from tests.reader_app.ui.helpers import (
@@ -383,14 +383,3 @@ def test_query_count_per_case_is_constant(
         answer(at, "Same answer", 2)
     assert len(set(counts)) == 1, counts
     assert counts[0] == 4  # reader, study, next case, its images (docs/exam.md)
-
-
-def test_staff_without_pages_see_a_notice(
-    app_for: App, session: Session, settings: Settings
-) -> None:
-    study = make_study(session, settings.asset_dir, n_cases=1)
-    at = app_for(make_reader(session, study, "C1", role="analyst").token)
-    if at.info:  # until another engineer adds the analyst pages
-        assert "analyst" in at.info[0].value
-    assert session.get(Study, study.id) is not None
-    assert session.exec(select(Reader)).one().role == "analyst"
