@@ -90,6 +90,8 @@ def _spot(
             if dropped:
                 report.raster_dropped.append(f"{name}: {', '.join(dropped)}")
             notes.append(f"{name}: raster {_size(source)}")
+            if not source.ready and entry.windows:
+                raise IngestError(name, "windows apply to grey DICOM/NIfTI, not to this image")
         elif kind in ("folder", "nifti"):
             raise IngestError(name, "a spot case takes single images; use kind strip for volumes")
         else:

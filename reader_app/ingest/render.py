@@ -111,11 +111,13 @@ def resolve_windows(
 
     Spot: the file's own window, else the study's defaults, else the full range.
     Strip: the study's defaults, else the file's own window, else the full range.
-    Defaults are HU presets, so they apply to CT (or unknown, e.g. NIfTI) only.
+    Defaults are HU presets, so they apply to CT only (and to strips of unknown
+    modality: a NIfTI file does not say).
     """
     if requested:
         return list(requested)
-    defaults = list(default_windows) if modality in (None, "CT") else []
+    is_ct = modality == "CT" or (kind == "strip" and modality is None)
+    defaults = list(default_windows) if is_ct else []
     own = ["file"] if has_file_window else []
     if kind == "spot":
         return own or defaults or ["auto"]

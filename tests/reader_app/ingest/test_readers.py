@@ -183,3 +183,25 @@ def test_real_series_is_ordered_by_position_not_instance_number() -> None:
     files = sorted(sample_dir(SERIES_CT5).iterdir())
     volume, _ = read_series(files, "ct5", BIG, lambda p: p.name, DropCount())
     assert volume.z_mm == pytest.approx([-1.2375, 1.2625, 3.7625, 6.2625, 8.7625])
+
+
+def test_16_bit_png_gets_its_full_range_not_hu_presets(tmp_path: Path) -> None:
+    from reader_app.ingest.manifest import load_manifest
+    from reader_app.ingest.prepare import prepare_case
+    from reader_app.ingest.report import IngestionReport
+    from tests.reader_app.ingest.helpers import case, write_manifest
+
+    grey16 = np.array([[0, 1000], [2000, 4000]], dtype=np.uint16)
+    Image.fromarray(grey16).save(tmp_path / "g.png")
+    manifest = load_manifest(write_manifest(tmp_path, [case("g", "g.png", reviewed_by="Dr R")]))
+    prepared = prepare_case(
+        manifest.entries[0],
+        manifest,
+        config={"default_windows": ["lung"]},
+        max_pixels=BIG,
+        report=IngestionReport("manifest.csv"),
+    )
+    (image,) = prepared.images
+    assert image.window == "auto"
+    # 0..4000 -> 0..255: 1000 -> 63.75 -> 64, 2000 -> 127.5 -> 128 (half to even)
+    assert np.asarray(Image.open(io.BytesIO(image.png))).tolist() == [[0, 64], [128, 255]]

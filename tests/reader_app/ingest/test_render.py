@@ -97,6 +97,7 @@ def test_png_has_pixels_only() -> None:
         ("spot", True, "CT", ["file"]),  # a spot image keeps its own window
         ("spot", False, "CT", ["lung", "mediastinum"]),
         ("spot", False, "MR", ["auto"]),  # HU presets never apply to MR
+        ("spot", False, None, ["auto"]),  # nor to a spot image of unknown modality
         ("strip", True, "CT", ["lung", "mediastinum"]),  # the study asks; strips follow
         ("strip", True, "MR", ["file"]),
         ("strip", False, None, ["lung", "mediastinum"]),  # NIfTI: modality unknown
