@@ -211,7 +211,8 @@ def fmt(value: float, digits: int, low: float = math.nan, high: float = math.nan
 
 
 def display_table(board: Leaderboard, *, readers: bool = True) -> pd.DataFrame:
-    """The leaderboard as text cells, ``value [95% CI]``, for a page or the report."""
+    """The leaderboard as text cells, ``value [95% CI]``, for a page or the report
+    (columns RadLE-C, A accuracy, R reliability, S safety, H handover readiness)."""
     shown = board.arms(readers=readers)
     out = pd.DataFrame(
         {
@@ -227,7 +228,7 @@ def display_table(board: Leaderboard, *, readers: bool = True) -> pd.DataFrame:
         }
     )
     for m in METRICS:
-        out[LABELS[m]] = [
+        out["RadLE-C" if m == "radle_c" else SHORT[m]] = [
             fmt(v, DIGITS[m], lo, hi)
             for v, lo, hi in zip(shown[m], shown[f"{m}_ci_low"], shown[f"{m}_ci_high"], strict=True)
         ]

@@ -164,8 +164,10 @@ def render_report(
         )
         body = (
             f"{notes}<h2>Leaderboard</h2>"
-            '<p class="muted">value [95% paired case-bootstrap CI]; R is n/a when nothing '
-            "was answered at Likert &ge; tau_high.</p>"
+            '<p class="muted">RadLE-C confidence-weighted index (0-2000), A accuracy, R '
+            "reliability, S safety (0-100), H handover readiness (0-100); each cell is value "
+            "[95% paired case-bootstrap CI]; R is n/a when nothing was answered at Likert "
+            "&ge; tau_high.</p>"
             f"{table_html(display_table(board, readers=readers))}"
             "<h2>Model minus human pool</h2>"
             '<p class="muted">Difference [95% CI]; p from the paired sign-flip permutation '

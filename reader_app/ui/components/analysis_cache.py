@@ -196,3 +196,12 @@ def reader_groups(
 def per_case(data: StudyData, cases: Sequence[str], params: ScoringParams) -> CaseMatrix:
     with st.spinner("Building the per-case matrix…"):
         return _case_matrix(data.fingerprint, tuple(cases), _key(params), data.frame)
+
+
+NARROW = {"arm": 90, "N": 40, "readers": 64, "completion": 86}
+
+
+def metrics_table(frame: pd.DataFrame, *, key: str) -> None:
+    """A leaderboard-style table: every cell as plain text (``TextColumn``), narrow id columns."""
+    config = {c: st.column_config.TextColumn(c, width=NARROW.get(str(c))) for c in frame.columns}
+    st.dataframe(frame.astype(str), column_config=config, hide_index=True, key=key)

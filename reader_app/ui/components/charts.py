@@ -34,35 +34,37 @@ def chart_panel(
     key: str,
     file_stem: str | None = None,
 ) -> None:
-    """Show ``chart`` and offer it as PNG, SVG and CSV (keys ``<key>_png`` and so on)."""
-    st.altair_chart(cast(Any, chart), width="content", theme=None, key=f"{key}_chart")
+    """Show ``chart`` and offer it as PNG, SVG and CSV, in a container keyed ``key``
+    (CSS class ``st-key-<key>``; buttons ``<key>_png``, ``<key>_svg``, ``<key>_csv``)."""
     stem = file_stem or _slug(name)
     spec = spec_json(chart)
-    png, svg, csv = st.columns([1, 1, 1], gap="small", width=420)
-    png.download_button(
-        "PNG",
-        data=_lazy(chart_png, spec),
-        file_name=f"{stem}.png",
-        mime="image/png",
-        key=f"{key}_png",
-        on_click="ignore",
-        icon=":material/image:",
-    )
-    svg.download_button(
-        "SVG",
-        data=_lazy(chart_svg, spec),
-        file_name=f"{stem}.svg",
-        mime="image/svg+xml",
-        key=f"{key}_svg",
-        on_click="ignore",
-        icon=":material/draw:",
-    )
-    csv.download_button(
-        "CSV",
-        data=data.to_csv(index=False),
-        file_name=f"{stem}.csv",
-        mime="text/csv",
-        key=f"{key}_csv",
-        on_click="ignore",
-        icon=":material/table:",
-    )
+    with st.container(key=key):
+        st.altair_chart(cast(Any, chart), width="content", theme=None, key=f"{key}_chart")
+        png, svg, csv = st.columns([1, 1, 1], gap="small", width=420)
+        png.download_button(
+            "PNG",
+            data=_lazy(chart_png, spec),
+            file_name=f"{stem}.png",
+            mime="image/png",
+            key=f"{key}_png",
+            on_click="ignore",
+            icon=":material/image:",
+        )
+        svg.download_button(
+            "SVG",
+            data=_lazy(chart_svg, spec),
+            file_name=f"{stem}.svg",
+            mime="image/svg+xml",
+            key=f"{key}_svg",
+            on_click="ignore",
+            icon=":material/draw:",
+        )
+        csv.download_button(
+            "CSV",
+            data=data.to_csv(index=False),
+            file_name=f"{stem}.csv",
+            mime="text/csv",
+            key=f"{key}_csv",
+            on_click="ignore",
+            icon=":material/table:",
+        )

@@ -15,11 +15,11 @@ from reader_app.ui.components.analysis_cache import (
     case_set,
     leaderboard,
     load_data,
+    metrics_table,
     scoring_controls,
     staff_user,
 )
 from reader_app.ui.components.charts import chart_panel
-from reader_app.ui.components.safe_text import show_table
 
 user = staff_user("analyst")
 controls = scoring_controls()
@@ -40,7 +40,12 @@ for note in board.notes:
     st.info(note)
 
 st.subheader("RadLE metrics, 95% bootstrap CIs")
-show_table(display_table(board, readers=controls.readers), key="lb_table")
+st.caption(
+    "RadLE-C confidence-weighted index (0-2000) · A accuracy · R reliability at Likert ≥ "
+    f"{controls.params.tau_high} (n/a: nothing answered that high) · S safety (0-100) · "
+    "H handover readiness (0-100). Each cell: value [95% paired case-bootstrap CI]."
+)
+metrics_table(display_table(board, readers=controls.readers), key="lb_table")
 st.download_button(
     "Leaderboard CSV (numbers, CIs, parameters)",
     data=board.arms(readers=controls.readers)
@@ -64,7 +69,7 @@ else:
         "Difference [95% paired bootstrap CI]; p from the paired sign-flip permutation test on "
         "per-case points (the RadLE-C difference)."
     )
-    show_table(display_differences(board), key="lb_diff")
+    metrics_table(display_differences(board), key="lb_diff")
 
 st.subheader("RadLE-C")
 bars = metric_bars(board, "radle_c", readers=controls.readers)

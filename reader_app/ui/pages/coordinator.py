@@ -86,6 +86,13 @@ st.number_input(
 if progress.empty:
     st.info("No reader is invited yet: invite readers on the Invites page.")
 else:
+    waiting = progress.loc[progress["status"] == "not started", "reader"].tolist()
+    stalled = progress.loc[progress["stalled"], "reader"].tolist()
+    with st.container(key="co_attention"):
+        if waiting:
+            st.text("Not started: " + ", ".join(waiting))
+        if stalled:
+            st.text(f"Stalled (no activity for {stall_hours} h): " + ", ".join(stalled))
     shown = progress.copy()
     shown["stalled"] = shown["stalled"].map({True: "⚠ stalled", False: ""})
     shown["last_activity"] = [
