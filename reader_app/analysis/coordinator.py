@@ -7,7 +7,8 @@ Reader status, first match wins: ``revoked`` (the link was revoked),
 ``finished`` (every scored case answered), ``in progress`` (some answer,
 practice included, or consent given), ``not started``. A reader who is not
 finished is *stalled* when their last activity (latest answer, consent,
-sign-in seen, or the invitation when there is nothing else) is older than
+``last_seen_at`` if anything records it, or the invitation when there is
+nothing else) is older than
 ``stall_after``. Seconds per case are measured from when the case was shown
 to the submit, minus time spent on the pause screen.
 """

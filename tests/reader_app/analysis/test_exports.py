@@ -110,3 +110,20 @@ def test_ungraded_answers_stop_the_mrmc_export(
     assert main(["export", "study", "--what", "responses"]) == 0  # raw responses still export
     assert main(["export", "nope", "--what", "audit"]) == 1
     assert "no study named 'nope'" in capsys.readouterr().err
+
+
+def test_every_export_option_and_column_is_documented() -> None:
+    import argparse
+
+    from reader_app.commands import export
+
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "analysis.md").read_text()
+    parser = argparse.ArgumentParser(prog="readerstudy")
+    sub = parser.add_subparsers(dest="command")
+    export.add_parser(sub)
+    for action in sub.choices["export"]._actions:
+        for option in action.option_strings:
+            if option not in ("-h", "--help"):
+                assert f"`{option}`" in docs, f"{option} is not in docs/analysis.md"
+    for column in (*MRMC_COLUMNS, *TIDY_COLUMNS, "detail", *PARAM_COLUMNS):
+        assert f"`{column}`" in docs, f"column {column} is not in docs/analysis.md"
