@@ -21,6 +21,7 @@ from reader_app.analysis.chart_data import group_split
 from reader_app.analysis.data import NotScorable, StudyData, check_scorable, load_study_data
 from reader_app.analysis.leaderboard import Leaderboard, build_leaderboard
 from reader_app.auth import AuthError
+from reader_app.ui.components.safe_text import escape_markdown
 from reader_app.ui.context import SignedIn, current_user, db_session, load_reader
 from scoring import ScoringParams
 
@@ -121,7 +122,7 @@ def load_data(user: SignedIn) -> StudyData:
         try:
             return load_study_data(session=session, actor=actor)
         except AuthError as exc:
-            st.error(str(exc))
+            st.error(escape_markdown(str(exc)))
             st.stop()
             raise  # unreachable: st.stop raises
 
@@ -132,7 +133,7 @@ def case_set(data: StudyData, controls: Controls) -> tuple[str, ...] | None:
     try:
         chosen = check_scorable(data, cases)
     except NotScorable as exc:
-        st.info(str(exc))
+        st.info(escape_markdown(str(exc)))
         return None
     if len(chosen) < len(data.case_ids):
         st.warning(

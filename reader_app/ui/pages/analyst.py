@@ -20,6 +20,7 @@ from reader_app.ui.components.analysis_cache import (
     staff_user,
 )
 from reader_app.ui.components.charts import chart_panel
+from reader_app.ui.components.safe_text import escape_markdown
 
 user = staff_user("analyst")
 controls = scoring_controls()
@@ -37,7 +38,7 @@ if cases is None:
 assert cases is not None
 board = leaderboard(data, cases, controls.params)
 for note in board.notes:
-    st.info(note)
+    st.info(escape_markdown(note))
 
 st.subheader("RadLE metrics, 95% bootstrap CIs")
 st.caption(

@@ -10,6 +10,7 @@ import streamlit as st
 
 from reader_app.analysis.exports import FORMATS, MIME, ExportError, export_bytes, file_name
 from reader_app.ui.components.analysis_cache import scoring_controls, staff_user
+from reader_app.ui.components.safe_text import escape_markdown
 from reader_app.ui.context import db_session, load_reader
 from scoring import FrameError
 
@@ -36,7 +37,7 @@ with db_session() as session:
         try:
             payload = export_bytes(what, fmt, session=session, study=study, params=controls.params)
         except (ExportError, FrameError) as exc:
-            st.warning(f"Not available yet: {exc}")
+            st.warning("Not available yet: " + escape_markdown(str(exc)))
             continue
         st.download_button(
             f"Download {what} ({fmt.upper()})",

@@ -14,7 +14,7 @@ from reader_app.analysis.coordinator import grading_progress, reader_progress
 from reader_app.auth import AuthError
 from reader_app.study_admin import StudyStateError, allowed_states, set_study_state
 from reader_app.ui.components.analysis_cache import staff_user
-from reader_app.ui.components.safe_text import show_table
+from reader_app.ui.components.safe_text import escape_markdown, show_table
 from reader_app.ui.context import db_session, load_reader
 
 STATE_LABELS = {"open": "Reopen", "locked": "Lock (pause)", "closed": "Close for good"}
@@ -49,7 +49,7 @@ with db_session() as session:
 
 st.title("Progress")
 if flash := state.pop("_co_flash", None):
-    (st.error if flash[0] == "error" else st.success)(flash[1])
+    (st.error if flash[0] == "error" else st.success)(escape_markdown(flash[1]))
 
 st.subheader(f"Study: {study.state}")
 st.caption(STATE_HELP.get(study.state, ""))

@@ -21,7 +21,7 @@ from reader_app.analysis.invites import (
 from reader_app.auth import AuthError
 from reader_app.models import ROLES
 from reader_app.ui.components.analysis_cache import staff_user
-from reader_app.ui.components.safe_text import show_table, spreadsheet_safe
+from reader_app.ui.components.safe_text import escape_markdown, show_table, spreadsheet_safe
 from reader_app.ui.context import app_settings, db_session, load_reader
 
 user = staff_user("coordinator")
@@ -80,7 +80,7 @@ with db_session() as session:
 
 st.title("Invites")
 if flash := state.pop("_inv_flash", None):
-    (st.error if flash[0] == "error" else st.success)(flash[1])
+    (st.error if flash[0] == "error" else st.success)(escape_markdown(flash[1]))
 
 st.subheader("Create sign-in links")
 st.text_area(

@@ -3,6 +3,7 @@ report; empty states; the role gate; hostile names shown as text."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,6 +33,11 @@ PAGES = {
     "exports": "ui/pages/analyst_exports.py",
     "report": "ui/pages/report.py",
 }
+
+
+def plain(markdown: str) -> str:
+    """The visible text of a message escaped with safe_text.escape_markdown."""
+    return re.sub(r"\\(.)", r"\1", markdown.replace("\u2060", "").replace("  \n", "\n"))
 
 
 def _boot(at: AppTest, n: int) -> AppTest:
@@ -82,14 +88,14 @@ def test_empty_states_are_messages(
     token = make_reader(session, study, code="AN1", role="analyst").token
     at = app_for(token)
     assert not at.exception
-    assert "No answers yet" in at.info[0].value
+    assert "No answers yet" in plain(at.info[0].value)
     for page in PAGES.values():
         at.switch_page(page).run()
         assert not at.exception, page
 
     simulate_reader(session, study, "R01", plan_for(["case-000", "case-001"], "Cw"))
     at = app_for(token)
-    assert "No verdicts yet" in at.info[0].value
+    assert "No verdicts yet" in plain(at.info[0].value)
     at.switch_page(PAGES["exports"]).run()
     assert not at.exception and "Not available yet" in texts(at)  # MRMC needs verdicts
 
@@ -97,10 +103,10 @@ def test_empty_states_are_messages(
 
     autograde_study(session=session, study_id=study.id or 0)
     at = app_for(token)
-    assert "not graded yet" in at.info[0].value
+    assert "not graded yet" in plain(at.info[0].value)
     at.toggle(key="an_graded_only").set_value(True).run()
     assert not at.exception
-    assert "Scored on the 1 fully graded case(s) of 2" in at.warning[0].value
+    assert "Scored on the 1 fully graded case(s) of 2" in plain(at.warning[0].value)
     tree = texts(at)
     assert "The pool has one reader" in tree and "No model runs yet" in tree
 
@@ -127,5 +133,5 @@ def test_other_roles_never_see_the_analyst_pages(
         )
         direct.run()
         assert not direct.exception
-        assert direct.error[0].value.startswith("This page is for the analyst"), page
+        assert plain(direct.error[0].value).startswith("This page is for the analyst"), page
         assert "secret-run" not in texts(direct)
