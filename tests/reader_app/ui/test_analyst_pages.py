@@ -31,6 +31,7 @@ PAGES = {
     "charts": "ui/pages/analyst_charts.py",
     "cases": "ui/pages/analyst_cases.py",
     "exports": "ui/pages/analyst_exports.py",
+    "runs": "ui/pages/analyst_runs.py",
     "report": "ui/pages/report.py",
 }
 
@@ -71,14 +72,17 @@ def test_leaderboard_and_every_analyst_page(
     at.toggle(key="an_readers").set_value(False).run()
     assert "R01" not in texts(at) and "vlm-a" in texts(at)
 
-    for page in ("charts", "cases", "exports", "report"):
+    for page in ("charts", "cases", "runs", "exports", "report"):
         at.switch_page(PAGES[page]).run()
         assert not at.exception, page
-        assert at.number_input(key="an_boot").value == 100  # controls keep their values
+        if page != "runs":  # the runs page has no scoring controls
+            assert at.number_input(key="an_boot").value == 100  # controls keep their values
     at.switch_page(PAGES["cases"]).run()
     assert "Humans get, models miss" in texts(at)
     at.switch_page(PAGES["exports"]).run()
     assert "Not available yet" not in texts(at)
+    at.switch_page(PAGES["runs"]).run()
+    assert "vlm-b" in texts(at) and "import" in texts(at)
 
 
 def test_empty_states_are_messages(
@@ -120,7 +124,7 @@ def test_other_roles_never_see_the_analyst_pages(
     invite = make_reader(session, study, code="X1", role=role, ready=True)
     at = app_for(invite.token)
     assert not at.exception and "secret-run" not in texts(at)
-    for page in ("leaderboard", "charts", "cases", "report"):
+    for page in ("leaderboard", "charts", "cases", "runs", "report"):
         with pytest.raises(ValueError, match="Could not find a navigation page"):
             at.switch_page(PAGES[page])  # the page does not exist for this role
     # and the page itself refuses, should it ever be reached

@@ -1,0 +1,71 @@
+"""Model runs: what has been imported or run, and importing a file of model outputs.
+
+Service: reader_app.analysis.model_runs (runs.importers.import_run_file, as
+`readerstudy import-run`, then the automatic grading pass).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from reader_app.analysis.model_runs import import_model_file, list_runs
+from reader_app.auth import AuthError
+from reader_app.runs.import_writer import RunImportError
+from reader_app.ui.components.analysis_cache import staff_user
+from reader_app.ui.components.safe_text import escape_markdown, show_table
+from reader_app.ui.context import db_session, load_reader
+
+user = staff_user("analyst")
+state = st.session_state
+
+
+def _import() -> None:
+    upload = state.get("runs_file")
+    if upload is None:
+        state["_runs_flash"] = ("error", "Choose a file first.")
+        return
+    with db_session() as session:
+        actor, _ = load_reader(session, user)
+        try:
+            summary, graded = import_model_file(
+                session=session,
+                actor=actor,
+                data=upload.getvalue(),
+                filename=upload.name,
+                name=state.get("runs_name"),
+                group=state.get("runs_group"),
+            )
+        except (RunImportError, AuthError, ValueError) as exc:
+            state["_runs_flash"] = ("error", f"Import refused, nothing stored: {exc}")
+            return
+    who = ", ".join([*summary.runs, *summary.readers])
+    state["_runs_flash"] = (
+        "success",
+        f"Imported {summary.format}: {who}; {summary.added} added, {summary.skipped} already "
+        f"present. {graded}",
+    )
+
+
+with db_session() as session:
+    analyst, study = load_reader(session, user)
+    runs = list_runs(session=session, actor=analyst)
+
+st.title("Model runs")
+if flash := state.pop("_runs_flash", None):
+    (st.error if flash[0] == "error" else st.success)(escape_markdown(flash[1]))
+if runs.empty:
+    st.info("No model runs yet: import a file below, or use `readerstudy run-model`.")
+else:
+    show_table(runs, key="runs_table")
+
+st.subheader("Import model outputs")
+st.caption(
+    "JSONL or CSV with case_id and the model's answer (diagnosis + likert, or the raw reply), "
+    "or a RadLE long-master CSV; see docs/model-runs.md. All rows or none are stored; exact "
+    "key matches are graded at once, the rest go to adjudication."
+)
+st.file_uploader("File", type=["jsonl", "ndjson", "csv"], key="runs_file")
+left, right = st.columns(2)
+left.text_input("Run name (when the file has no responder column)", key="runs_name")
+right.text_input("Group / provider (optional)", key="runs_group")
+st.button("Import", key="runs_import", type="primary", on_click=_import)
