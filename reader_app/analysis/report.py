@@ -52,7 +52,7 @@ max-width:1100px;color:#1b1b1b;padding:0 1rem}
 h1{font-size:1.6rem;margin-bottom:.2rem}h2{margin-top:2.2rem;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:.6rem 0;font-size:13px}
 th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}
-th{background:#f3f5f9}td.num{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f3f5f9}td{white-space:nowrap}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .muted{color:#666}.note{background:#fff8e1;border-left:4px solid #f0b400;padding:.4rem .8rem}
 figure{margin:1rem 0}img.chart{max-width:100%;height:auto}
 """

@@ -198,7 +198,7 @@ def reliability_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figur
         x=x,
         y=y,
         color=_line_colors(shown),
-        size=alt.Size("n:Q", title="answers", scale=alt.Scale(range=[30, 300])),
+        size=alt.Size("n:Q", scale=alt.Scale(range=[30, 300]), legend=None),
         tooltip=[
             alt.Tooltip("name:N"),
             alt.Tooltip("likert:Q"),
@@ -207,7 +207,9 @@ def reliability_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figur
         ],
     )
     return alt.layer(ref, lines, points).properties(
-        width=WIDTH, height=320, title=title or "Reliability: accuracy by stated confidence"
+        width=WIDTH,
+        height=320,
+        title=title or "Reliability: accuracy by stated confidence (point size: answers)",
     )
 
 
