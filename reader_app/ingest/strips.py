@@ -8,7 +8,9 @@ label ``"7/16 · z = -143.5 mm"``), then the montage (role "montage").
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -60,20 +62,16 @@ def build_strip(volume: Volume, windows: Sequence[str]) -> list[RenderedImage]:
         slice_label(pos, count, k, volume.n_slices, volume.z_mm[k] if volume.z_mm else None)
         for pos, k in enumerate(indices, start=1)
     ]
-    images: list[RenderedImage] = []
+    jobs: list[tuple[np.ndarray, str, str, str]] = []  # (pixels, label, window, role)
     for window in windows:
         tiles = window_slices(slices, window, volume)
-        for tile, label in zip(tiles, labels, strict=True):
-            images.append(encode_png(tile, label=label, window=window, role="slice"))
-        images.append(
-            encode_png(
-                make_montage(tiles, labels),
-                label=f"montage · {count} slices · {window}",
-                window=window,
-                role="montage",
-            )
-        )
-    return images
+        jobs += [(tile, label, window, "slice") for tile, label in zip(tiles, labels, strict=True)]
+        montage = make_montage(tiles, labels)
+        jobs.append((montage, f"montage · {count} slices · {window}", window, "montage"))
+    # PNG encoding dominates a strip's time; Pillow's encoder releases the GIL, so
+    # threads use every core. map() keeps the order, and each PNG is deterministic.
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        return list(pool.map(lambda j: encode_png(j[0], label=j[1], window=j[2], role=j[3]), jobs))
 
 
 def make_montage(tiles: Sequence[np.ndarray], labels: Sequence[str]) -> np.ndarray:
