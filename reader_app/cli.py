@@ -12,13 +12,15 @@ from collections.abc import Sequence
 COMMAND_MODULES = (
     "demo",
     "serve",
+    "import_study",
     "invite",
     "export",
     "grade",
-    "backup",
-    "restore",
+    "score",
     "import_run",
     "run_model",
+    "backup",
+    "restore",
 )
 
 
