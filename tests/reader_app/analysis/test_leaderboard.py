@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 from pathlib import Path
@@ -18,7 +17,6 @@ from reader_app.analysis.leaderboard import (
     display_table,
 )
 from reader_app.cli import main
-from reader_app.commands import score
 from reader_app.settings import Settings
 from scoring import ScoringParams
 from tests.factories import make_study
@@ -77,10 +75,9 @@ def test_hand_derived_reader_and_pool(session: Session, settings: Settings) -> N
 
 
 def _score_cli(path: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> dict:  # type: ignore[type-arg]
-    parser = argparse.ArgumentParser(prog="readerstudy")
-    score.add_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["score", str(path), "--format", "json", *argv])
-    assert args.func(args) == 0
+    """`readerstudy score FILE --format json ...` through the real command line."""
+    capsys.readouterr()
+    assert main(["score", str(path), "--format", "json", *argv]) == 0
     out: dict = json.loads(capsys.readouterr().out)  # type: ignore[type-arg]
     return out
 
