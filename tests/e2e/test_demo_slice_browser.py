@@ -13,8 +13,8 @@ from sqlmodel import Session, col, select
 
 from reader_app.auth import invite_reader, sign_in_link
 from reader_app.casebank import get_study
-from reader_app.ingest.demo import ensure_demo_study
 from reader_app.exam.order import _candidates, draw_order, ensure_order
+from reader_app.ingest.demo import ensure_demo_study
 from reader_app.models import Case, Response
 from reader_app.settings import Settings
 from tests.e2e.conftest import ServedApp, artifact
