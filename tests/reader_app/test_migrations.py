@@ -7,7 +7,7 @@ from alembic.migration import MigrationContext
 from sqlalchemy.engine import Engine
 from sqlmodel import SQLModel
 
-import reader_app.grading.tables  # noqa: F401  (registers grading's tables)
+import reader_app.grading.tables  # registers grading's tables
 import reader_app.models  # noqa: F401
 
 # Partial unique indexes ("one active row per ...") are written by hand in
