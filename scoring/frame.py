@@ -6,17 +6,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from scoring.categories import STATUSES
 from scoring.status import (
     BoolArray,
-    derive_status,
-    is_missing_value,
     likert_is_valid,
     map_unique,
     parse_flag,
     parse_likert,
+    status_codes,
+    text_codes,
 )
 
 TIDY_COLUMNS: Final = (
@@ -71,6 +72,8 @@ def validate_frame(
     ``verdict`` column with correct/incorrect/pending may stand in for it.
     An optional ``technical_failure`` column marks failures. Raises FrameError
     (UngradedRowsError for answered rows without a verdict) listing the rows.
+    Text columns come back as object dtype; work is done once per distinct
+    value, so a million rows with a few thousand distinct texts stay cheap.
     """
     raw = data if isinstance(data, pd.DataFrame) else pd.DataFrame(list(data))
     if len(raw) == 0:
@@ -79,62 +82,91 @@ def validate_frame(
     if absent:
         raise FrameError(f"missing required column(s): {', '.join(absent)}")
     raw = raw.reset_index(drop=True)
+    n = len(raw)
 
-    out = pd.DataFrame(index=raw.index)
-    for col in ("responder", "case_id"):
-        blank = map_unique(raw[col], is_missing_value).astype(bool)
-        if blank.any():
-            raise FrameError(f"{col} is empty in row(s) {_rows(np.flatnonzero(blank))}")
-        out[col] = raw[col].astype(str).str.strip()
-    out["kind"] = raw["kind"].astype(str).str.strip().str.lower()
-    bad_kind = ~out["kind"].isin(KINDS)
+    resp, responders = _required_text(raw, "responder")
+    case, cases = _required_text(raw, "case_id")
+    kind, kinds = text_codes(raw["kind"], lambda v: str(v).strip().lower())
+    bad_kind = (kind < 0) | ~np.isin(kind, [i for i, k in enumerate(kinds) if k in KINDS])
     if bad_kind.any():
-        bad = sorted(set(out.loc[bad_kind, "kind"]))
+        bad = sorted({k for k in kinds if k not in KINDS} | ({""} if (kind < 0).any() else set()))
         raise FrameError(f"kind must be human or model, got {bad} in rows {_rows(bad_kind)}")
-    group = raw["group"] if "group" in raw.columns else pd.Series(None, index=raw.index)
-    # object dtype: pandas 3 would store None as NaN in a str column
-    out["group"] = pd.Series(
-        map_unique(group, lambda v: None if is_missing_value(v) else str(v).strip()),
-        index=raw.index,
-        dtype=object,
+    group, groups = (
+        text_codes(raw["group"], lambda v: str(v).strip())
+        if "group" in raw.columns
+        else (np.full(n, -1, dtype=np.int64), [])
     )
-    diagnosis = raw["diagnosis"] if "diagnosis" in raw.columns else pd.Series("", index=raw.index)
-    out["diagnosis"] = map_unique(diagnosis, lambda v: "" if is_missing_value(v) else str(v))
-
+    diag, diagnoses = (
+        text_codes(raw["diagnosis"], str)
+        if "diagnosis" in raw.columns
+        else (np.full(n, -1, dtype=np.int64), [])
+    )
     likert = (
-        map_unique(raw["likert"], parse_likert).astype(float)
+        map_unique(raw["likert"], parse_likert, dtype=float)
         if "likert" in raw.columns
-        else np.full(len(raw), np.nan)
+        else np.full(n, np.nan)
     )
     failed = (
         _flags(raw["technical_failure"], "technical_failure")[0]
         if "technical_failure" in raw.columns
-        else np.zeros(len(raw), bool)
+        else np.zeros(n, bool)
     )
-    status = derive_status(out["diagnosis"], likert, failed).astype(object)
+    status = status_codes(diag, diagnoses, likert, failed)
     if "status" in raw.columns:
-        given = map_unique(
-            raw["status"], lambda v: None if is_missing_value(v) else str(v).strip().lower()
-        )
-        unknown = sorted({s for s in given if s is not None and s not in STATUSES})
-        if unknown:
-            raise FrameError(f"unknown status value(s) {unknown}; expected one of {STATUSES}")
-        status = np.where(pd.isna(given), status, given)
-        bad = (status == "answered") & ~likert_is_valid(likert)
-        if bad.any():
-            raise FrameError(f"status 'answered' needs a Likert 0..4, rows {_rows(bad)}")
-    out["status"] = status
-    out["likert"] = pd.array(
-        np.where(status == "answered", likert, np.nan), dtype="Float64"
-    ).astype("Int8")
-    out["correct"] = pd.Series(_verdicts(raw), index=raw.index)
-    _check_consistency(out)
+        status = _given_status(raw["status"], status, likert)
+    _check_consistency(resp, case, kind, group, responders, cases)
+    answered = status == STATUSES.index("answered")
+    correct = _verdicts(raw)
     if require_verdicts:
-        ungraded = (out["status"] == "answered") & out["correct"].isna()
-        if ungraded.any():
-            sel = out.loc[ungraded, ["responder", "case_id"]]
-            raise UngradedRowsError(list(zip(sel["responder"], sel["case_id"], strict=True)))
-    return out[list(TIDY_COLUMNS)]
+        ungraded = np.flatnonzero(answered & np.asarray(correct.isna()))
+        if len(ungraded):
+            pairs = [(responders[resp[i]], cases[case[i]]) for i in ungraded]
+            raise UngradedRowsError(pairs)
+    return pd.DataFrame(
+        {
+            "responder": _texts(responders, resp),
+            "kind": _texts(kinds, kind),
+            "group": _texts(groups, group, blank=None),
+            "case_id": _texts(cases, case),
+            "status": _texts(list(STATUSES), status.astype(np.int64)),
+            "diagnosis": _texts(diagnoses, diag, blank=""),
+            "likert": pd.arrays.IntegerArray(
+                np.where(answered, np.nan_to_num(likert), 0).astype(np.int8), mask=~answered
+            ),
+            "correct": correct,
+        }
+    )
+
+
+def _required_text(raw: pd.DataFrame, col: str) -> tuple[npt.NDArray[np.int64], list[str]]:
+    codes, names = text_codes(raw[col], lambda v: str(v).strip())
+    if (codes < 0).any():
+        raise FrameError(f"{col} is empty in row(s) {_rows(codes < 0)}")
+    return codes, names
+
+
+def _texts(
+    names: list[str], codes: npt.NDArray[np.int64], blank: str | None = ""
+) -> pd.Series[Any]:
+    """Gather names by code (-1 -> ``blank``) as an object column (no str inference)."""
+    table = np.array([*names, blank], dtype=object)
+    return pd.Series(table[codes], dtype=object)
+
+
+def _given_status(
+    column: pd.Series[Any], derived: npt.NDArray[np.int8], likert: npt.NDArray[np.float64]
+) -> npt.NDArray[np.int8]:
+    """An explicit ``status`` wins where present; it must be a known, consistent one."""
+    given, names = text_codes(column, lambda v: str(v).strip().lower())
+    unknown = sorted(set(names) - set(STATUSES))
+    if unknown:
+        raise FrameError(f"unknown status value(s) {unknown}; expected one of {STATUSES}")
+    index = np.array([*(STATUSES.index(s) for s in names), -1], dtype=np.int64)[given]
+    status = np.where(index >= 0, index, derived).astype(np.int8)
+    bad = (status == STATUSES.index("answered")) & ~likert_is_valid(likert)
+    if bad.any():
+        raise FrameError(f"status 'answered' needs a Likert 0..4, rows {_rows(bad)}")
+    return status
 
 
 def _rows(mask: Any) -> str:
@@ -145,12 +177,16 @@ def _rows(mask: Any) -> str:
 
 def _flags(series: pd.Series[Any], name: str) -> tuple[BoolArray, BoolArray]:
     """(value, known) arrays for a boolean-ish column; unknown where blank/pending."""
+
+    def code(value: object) -> int:
+        flag = parse_flag(value)
+        return -1 if flag is None else int(flag)
+
     try:
-        values = map_unique(series, parse_flag)
+        values = map_unique(series, code, dtype=np.int8)
     except ValueError as exc:
         raise FrameError(f"column {name}: {exc}") from exc
-    known = np.asarray(pd.notna(values), dtype=bool)
-    return values.astype(bool) & known, known
+    return values == 1, values >= 0
 
 
 def _verdicts(raw: pd.DataFrame) -> pd.arrays.IntegerArray:
@@ -165,13 +201,24 @@ def _verdicts(raw: pd.DataFrame) -> pd.arrays.IntegerArray:
     return pd.arrays.IntegerArray(value.astype(np.int8), mask=~known)
 
 
-def _check_consistency(out: pd.DataFrame) -> None:
-    dup = out.duplicated(["responder", "case_id"], keep="first")
-    if dup.any():
-        pairs = out.loc[dup, ["responder", "case_id"]]
-        listed = _listing(list(zip(pairs["responder"], pairs["case_id"], strict=True)))
-        raise FrameError(f"duplicate (responder, case_id) rows: {listed}")
-    per = out.groupby("responder", sort=True)[["kind", "group"]].nunique(dropna=False)
-    mixed = per.index[(per["kind"] > 1) | (per["group"] > 1)].tolist()
+def _check_consistency(
+    resp: npt.NDArray[np.int64],
+    case: npt.NDArray[np.int64],
+    kind: npt.NDArray[np.int64],
+    group: npt.NDArray[np.int64],
+    responders: list[str],
+    cases: list[str],
+) -> None:
+    """One row per (responder, case); one kind and one group per responder."""
+    key = resp * max(len(cases), 1) + case
+    order = np.argsort(key, kind="stable")
+    repeat = order[1:][key[order][1:] == key[order][:-1]]
+    if len(repeat):
+        pairs = [(responders[resp[i]], cases[case[i]]) for i in np.sort(repeat)]
+        raise FrameError(f"duplicate (responder, case_id) rows: {_listing(pairs)}")
+    span = int(group.max(initial=-1)) + 2
+    profile = np.unique(resp * (2 * span) + kind * span + (group + 1))
+    per_responder = np.bincount(profile // (2 * span), minlength=len(responders))
+    mixed = [responders[i] for i in np.flatnonzero(per_responder > 1)]
     if mixed:
         raise FrameError(f"responder(s) with more than one kind or group: {mixed[:_MAX_LISTED]}")

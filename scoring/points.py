@@ -16,6 +16,7 @@ from scoring.categories import (
     INVALID,
     MISSING,
     N_CATEGORIES,
+    STATUSES,
     WRONG_0,
     FloatArray,
     category_points,
@@ -27,12 +28,12 @@ IntArray = npt.NDArray[np.int8]
 
 def row_categories(frame: pd.DataFrame) -> IntArray:
     """Category code (scoring.categories) of each row of a validated tidy frame."""
-    status = frame["status"].to_numpy(dtype=object)
+    status = pd.Index(STATUSES).get_indexer(pd.Index(frame["status"]))
     likert = frame["likert"].fillna(0).to_numpy(dtype=np.int8)
     correct = frame["correct"].fillna(0).to_numpy(dtype=np.int8)
     answered = np.where(correct == 1, CORRECT_0 + likert, WRONG_0 + likert)
     codes = np.select(
-        [status == "answered", status == "idk", status == "invalid", status == "failure"],
+        [status == STATUSES.index(s) for s in ("answered", "idk", "invalid", "failure")],
         [answered, IDK, INVALID, FAILURE],
         default=MISSING,
     )

@@ -14,6 +14,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from scoring.categories import STATUSES
+
 BoolArray = npt.NDArray[np.bool_]
 
 IDK_FORMS: Final = frozenset({"i dont know", "idont know", "idontknow", "idk", "i do not know"})
@@ -86,35 +88,64 @@ def parse_likert(value: object) -> float:
         return math.nan
 
 
-def map_unique(series: pd.Series[Any], fn: Any) -> npt.NDArray[Any]:
-    """Apply ``fn`` to each distinct value of ``series`` and broadcast back."""
+def map_unique(series: pd.Series[Any], fn: Any, dtype: Any = object) -> npt.NDArray[Any]:
+    """Apply ``fn`` to each distinct value of ``series`` (None for NA) and broadcast back.
+
+    A typed ``dtype`` (bool, float, int8) keeps the broadcast a C-level gather.
+    """
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
-    mapped = [fn(u) for u in uniques]
-    na_value = fn(None)
-    table = np.array([*mapped, na_value], dtype=object)
-    out: npt.NDArray[Any] = table[np.where(codes < 0, len(mapped), codes)]
+    table = np.array([*(fn(u) for u in uniques), fn(None)], dtype=dtype)
+    out: npt.NDArray[Any] = table[codes]  # code -1 (NA) picks the last entry
+    return out
+
+
+def text_codes(series: pd.Series[Any], clean: Any) -> tuple[npt.NDArray[np.int64], list[str]]:
+    """Factorize a text column after ``clean`` (value -> str, or None for blank).
+
+    Returns codes into the list of distinct cleaned values, -1 where blank.
+    Values that clean to the same text ("a" and " a") share a code.
+    """
+    raw_codes, raw_uniques = pd.factorize(series, use_na_sentinel=True)
+    names: dict[str, int] = {}
+    remap = [-1] * (len(raw_uniques) + 1)
+    for i, value in enumerate(raw_uniques):
+        text = None if is_missing_value(value) else clean(value)
+        if text:
+            remap[i] = names.setdefault(text, len(names))
+    codes: npt.NDArray[np.int64] = np.asarray(remap, dtype=np.int64)[raw_codes]
+    return codes, list(names)
+
+
+def status_codes(
+    diagnosis_codes: npt.NDArray[np.int64],
+    diagnoses: list[str],
+    likert: npt.NDArray[np.float64],
+    failed: BoolArray,
+) -> npt.NDArray[np.int8]:
+    """Index into STATUSES of each row, in the order of SCORING.md section 1.
+
+    failure > idk > answered (diagnosis + Likert 0..4) > invalid. A row with an
+    empty diagnosis (code -1) that is neither failure nor idk is ``invalid``:
+    the row exists, so it is not ``missing``, and it carries no answer.
+    """
+    idk = np.array([*(is_idk_text(d) for d in diagnoses), False])[diagnosis_codes]
+    parse_failed = np.array([*(is_parse_failed(d) for d in diagnoses), False])[diagnosis_codes]
+    has_text = diagnosis_codes >= 0
+    out: npt.NDArray[np.int8] = np.select(
+        [failed | parse_failed, idk, has_text & likert_is_valid(likert)],
+        [STATUSES.index("failure"), STATUSES.index("idk"), STATUSES.index("answered")],
+        default=STATUSES.index("invalid"),
+    ).astype(np.int8)
     return out
 
 
 def derive_status(
     diagnosis: pd.Series[Any], likert: npt.NDArray[np.float64], failed: BoolArray
 ) -> npt.NDArray[np.str_]:
-    """Status of each row, in the order of SCORING.md section 1.
-
-    failure > idk > answered (diagnosis + Likert 0..4) > invalid. A row with an
-    empty diagnosis that is neither failure nor idk is ``invalid``: the row
-    exists, so it is not ``missing``, and it carries no answer.
-    """
-    idk = map_unique(diagnosis, is_idk_text).astype(bool)
-    parse_failed = map_unique(diagnosis, is_parse_failed).astype(bool)
-    has_text = map_unique(diagnosis, lambda v: not is_missing_value(v)).astype(bool)
-    valid_likert = likert_is_valid(likert)
-    status = np.select(
-        [failed | parse_failed, idk, has_text & valid_likert],
-        ["failure", "idk", "answered"],
-        default="invalid",
-    )
-    return status
+    """Status name of each row (see ``status_codes``)."""
+    codes, names = text_codes(diagnosis, str)
+    out: npt.NDArray[np.str_] = np.array(STATUSES)[status_codes(codes, names, likert, failed)]
+    return out
 
 
 def likert_is_valid(likert: npt.NDArray[np.float64]) -> BoolArray:
