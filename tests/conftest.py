@@ -121,3 +121,12 @@ def settings(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Se
     monkeypatch.setenv("READERSTUDY_DATA_DIR", str(data_dir))
     monkeypatch.delenv("READERSTUDY_ASSET_DIR", raising=False)
     return load_settings()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """One Chromium per test process, shared by every folder (see tests/e2e/conftest.py)."""
+    from tests.e2e.conftest import launch_browser
+
+    with launch_browser() as b:
+        yield b

@@ -8,6 +8,7 @@ duplicate: it never creates a second row and never overwrites the first.
 from __future__ import annotations
 
 import json
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -64,6 +65,9 @@ def validate_answer(diagnosis: str | None, likert: int | None, idk: bool) -> Ans
         raise AnswerError("Enter a diagnosis, or choose “I don't know”.")
     if len(text) > MAX_DIAGNOSIS_CHARS:
         raise AnswerError(f"Keep the diagnosis to {MAX_DIAGNOSIS_CHARS} characters.")
+    if any(unicodedata.category(ch) == "Cc" and ch not in "\t\n\r" for ch in text):
+        # NUL and other invisible controls: PostgreSQL refuses NUL outright
+        raise AnswerError("The diagnosis contains control characters; please retype it.")
     if likert is None:
         raise AnswerError("Choose your confidence (0-4).")
     if isinstance(likert, bool) or not isinstance(likert, int) or not 0 <= likert <= 4:
@@ -84,6 +88,10 @@ def submit_answer(
     """Commit one response; return the stored row's id (the first one, on a duplicate)."""
     require_role(reader, "reader")
     assert reader.id is not None
+    # Callers other than the form (scripts, tests) may build an Answer by hand:
+    # accept only what validate_answer itself would have produced.
+    if answer != validate_answer(answer.diagnosis, answer.likert, answer.idk):
+        raise AnswerError("This answer is not valid: use validate_answer() to build it.")
     row = session.exec(
         select(Case, Study)
         .join(Study, Study.id == Case.study_id)  # type: ignore[arg-type]

@@ -14,6 +14,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,8 +88,13 @@ def stop_app(app: ServedApp) -> None:
         app.proc.kill()
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[object]:
+@contextmanager
+def launch_browser() -> Iterator[object]:
+    """Debian's Chromium under Playwright; the one session-wide `browser` fixture uses this.
+
+    Playwright's sync API runs once per process, so every test folder must share
+    that single fixture (tests/conftest.py) instead of launching its own.
+    """
     if not Path(CHROMIUM).exists() or shutil.which(CHROMIUM) is None:
         if IN_CI:
             pytest.fail(f"CI=true but Chromium is missing at {CHROMIUM}", pytrace=False)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import ROOT, ServedApp, browser, free_port, stop_app, wait_healthy
+from tests.e2e.conftest import ROOT, ServedApp, free_port, stop_app, wait_healthy
 
-__all__ = ["browser", "serve_script"]
+__all__ = ["serve_script"]
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -128,12 +128,6 @@ def test_unvalidated_answers_never_reach_the_table(session: Session, exam: Reade
     assert _count(session) == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="submit_answer trusts its Answer: a caller that skips validate_answer gets an "
-    "IntegrityError for likert 7 and stores 10,000 characters (exam/submit.py should "
-    "re-validate)",
-)
 def test_submit_answer_validates_the_answer_itself(session: Session, exam: Reader) -> None:
     with pytest.raises(AnswerError):
         _submit(session, exam, Answer(diagnosis="x", likert=7, idk=False))
@@ -143,11 +137,6 @@ def test_submit_answer_validates_the_answer_itself(session: Session, exam: Reade
     assert _count(session) == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="validate_answer accepts NUL (U+0000): SQLite stores it, PostgreSQL raises "
-    "DataError (not AnswerError) from submit_answer; it should be refused cleanly",
-)
 def test_nul_characters_are_refused_cleanly(session: Session, exam: Reader) -> None:
     with pytest.raises(AnswerError):
         validate_answer("Pneumo\x00thorax", 2, False)
