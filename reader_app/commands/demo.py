@@ -21,8 +21,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     from reader_app.ingest.demo import ensure_demo_study  # heavy: pydicom, nibabel
 
+    from reader_app.commands.import_study import TextProgress
+
     settings = settings_or_exit()
-    slug = ensure_demo_study(settings)
+    slug = ensure_demo_study(settings, progress=TextProgress())
     with cli_session(settings) as session:
         study = require_study(session, slug)
         invite = invite_reader(session=session, study=study, code=DEMO_READER, group="demo")
