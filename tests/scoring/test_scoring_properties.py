@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from scoring import ScoringParams, report_json, responder_metrics, score_responses
 
-FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 OUTCOMES = ("correct", "wrong", "idk", "invalid", "failure", "missing")
 
 
