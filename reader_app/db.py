@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -10,7 +11,7 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import event
+from sqlalchemy import event, make_url, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.pool import NullPool
 from sqlmodel import Session, create_engine
@@ -67,10 +68,48 @@ def alembic_config(url: str) -> Config:
     return cfg
 
 
+# Arbitrary, fixed key for PostgreSQL's advisory lock ("rdst").
+MIGRATION_LOCK_KEY = 0x72647374
+
+
+@contextmanager
+def migration_lock(url: str) -> Iterator[None]:
+    """Serialize migrations across processes: replicas may start at the same moment.
+
+    PostgreSQL: a session-level advisory lock held on its own connection.
+    SQLite: an exclusive flock on a file beside the database.
+    """
+    if url.startswith("postgresql"):
+        engine = make_engine(url, pooled=False)
+        try:
+            with engine.connect() as conn:
+                conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": MIGRATION_LOCK_KEY})
+                conn.commit()
+                try:
+                    yield
+                finally:
+                    conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": MIGRATION_LOCK_KEY})
+                    conn.commit()
+        finally:
+            engine.dispose()
+        return
+    database = make_url(url).database
+    if not database or database == ":memory:":
+        yield
+        return
+    with open(f"{database}.migrate-lock", "a+b") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def migrate(url: str) -> None:
-    """Bring the schema to the newest revision (idempotent).
+    """Bring the schema to the newest revision (idempotent, safe to run concurrently).
 
     "heads" rather than "head": independent feature branches of the migration
     tree may each add their own tables.
     """
-    command.upgrade(alembic_config(url), "heads")
+    with migration_lock(url):
+        command.upgrade(alembic_config(url), "heads")

@@ -41,11 +41,6 @@ def empty_pg_url() -> Iterator[str]:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-@pytest.mark.xfail(
-    strict=False,  # a race: it could pass by luck; remove this mark once migrate() locks
-    reason="reader_app.db.migrate takes no lock: concurrent first migrations of one "
-    "PostgreSQL database fail (duplicate relation); see docs/deploy.md for the workaround",
-)
 def test_three_replicas_migrating_at_once_all_come_up(empty_pg_url: str, tmp_path: Path) -> None:
     go = tmp_path / "go"
     # each process imports everything first, then waits for the same starting signal
