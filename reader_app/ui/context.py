@@ -55,9 +55,14 @@ def db_session() -> Session:
     return Session(app_engine(), expire_on_commit=False)
 
 
-@st.cache_data(max_entries=512, show_spinner=False)
+@st.cache_resource(max_entries=512, show_spinner=False)
 def asset_bytes(sha256: str) -> bytes:
-    """Stored PNG bytes, served as they are: never re-encoded per rerun."""
+    """Stored PNG bytes, served as they are: never re-encoded per rerun.
+
+    A resource cache, not ``st.cache_data``: bytes are immutable, so every session
+    can share the one copy instead of unpickling a fresh copy on every call (17
+    per strip per rerun, up to 1 MB each).
+    """
     return load_asset(app_settings().asset_dir, sha256)
 
 

@@ -10,6 +10,12 @@ rendered for. The browser sends it back with every click, so a click meant for
 a case that has already been answered (the second click of a double click
 that arrives after the answer was stored) is recognised and dropped, instead
 of landing on the next case.
+
+The form comes in two parts so a page can put the fields in a fragment (typing,
+confidence and IDK rerun only them) and the submit button outside it: a click
+on submit then reruns the page once, its callback storing the answer before
+the next case is drawn, instead of rerunning the fragment first and the page
+after it.
 """
 
 from __future__ import annotations
@@ -59,6 +65,13 @@ def form_is_stale(case_public_id: str) -> bool:
     return st.session_state.get("case_token") != case_public_id
 
 
+def form_touched() -> bool:
+    """Has the reader started answering (a committed diagnosis, a confidence or IDK)?"""
+    state = st.session_state
+    diagnosis = bool((state.get("diagnosis") or "").strip())
+    return diagnosis or state.get("likert") is not None or idk_selected()
+
+
 def answer_form(
     on_submit: Callable[[], None],
     *,
@@ -67,6 +80,12 @@ def answer_form(
     submit_label: str = "Submit answer",
 ) -> None:
     """Render the form; ``on_submit`` runs as the button's callback, before the next rerun."""
+    answer_fields(likert_labels=likert_labels)
+    submit_button(on_submit, case_public_id=case_public_id, submit_label=submit_label)
+
+
+def answer_fields(*, likert_labels: Sequence[str] | None = None) -> None:
+    """Diagnosis, confidence, "I don't know", and the last error message."""
     labels = list(likert_labels or DEFAULT_LIKERT_LABELS)
     state = st.session_state
     state.setdefault("diagnosis", "")
@@ -93,6 +112,15 @@ def answer_form(
         on_click=_toggle_idk,
         shortcut=IDK_SHORTCUT,
     )
+    if err := state.get("_form_error"):
+        st.error(err)
+
+
+def submit_button(
+    on_submit: Callable[[], None], *, case_public_id: str, submit_label: str = "Submit answer"
+) -> None:
+    """The submit button and, last, the hidden case token."""
+    state = st.session_state
     st.button(
         submit_label,
         key="submit",
@@ -101,8 +129,6 @@ def answer_form(
         shortcut=SUBMIT_SHORTCUT,
         width="stretch",
     )
-    if err := state.get("_form_error"):
-        st.error(err)
     # last, so a browser that shows this token has already rendered everything above
     state["case_token"] = case_public_id
     st.text_input("case", key="case_token", label_visibility="collapsed")

@@ -12,7 +12,15 @@ VIEWER_CSS = """
 <style>
 .st-key-viewer img { max-height: 62vh; object-fit: contain; }
 .st-key-strip_viewer .st-key-viewer img { max-height: 50vh; }
+.st-key-strip_grid [data-testid=stImage] {
+  display: grid; grid-template-columns: repeat(8, minmax(0, 1fr)); gap: 0.5rem; width: 100%;
+}
+.st-key-strip_grid [data-testid=stImageContainer] { width: auto; min-width: 0; }
 .st-key-strip_grid img { max-height: 16vh; object-fit: contain; }
+.st-key-prefetch {
+  position: absolute; width: 1px; height: 1px; overflow: hidden; opacity: 0.01;
+  pointer-events: none;
+}
 .st-key-enlarged img { max-height: 82vh; object-fit: contain; }
 .st-key-case_token { display: none; }
 </style>

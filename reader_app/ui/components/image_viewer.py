@@ -5,6 +5,11 @@ Keyed widgets: ``window`` (preset), ``image`` (which image, if several), ``enlar
 Images are passed to ``st.image`` as the stored PNG bytes with
 ``output_format="PNG"``: ingest stores them at most 1460 px wide, so Streamlit
 serves them byte for byte, never re-encoded per rerun.
+
+:func:`prefetch_images` puts the images a case's viewer will show first on the
+page, invisible, so the browser has fetched them before that case is drawn:
+Streamlit names an image by a hash of its bytes, so the viewer's ``<img>`` then
+has the same URL and the browser takes it from its memory cache.
 """
 
 from __future__ import annotations
@@ -26,6 +31,25 @@ def reset_viewer(case: CaseView, preferred_windows: Sequence[str]) -> None:
     st.session_state["slice"] = st.session_state["_slice_shown"] = 1
     st.session_state["_windows_seen"] = set()
     st.session_state["_enlarged"] = False
+
+
+def first_images(case: CaseView, preferred_windows: Sequence[str]) -> list[ImageView]:
+    """What the viewer shows when a case opens: its default window's first image, or
+    for a strip that window's slices (the large one is the first slice)."""
+    groups = group_by_window(case.reader_images)
+    if not groups:
+        return []
+    shown = groups[default_window(list(groups), preferred_windows)]
+    strip = case.kind == "strip" and len(case.reader_images) > 1
+    return shown if strip else shown[:1]
+
+
+def prefetch_images(case: CaseView, preferred_windows: Sequence[str]) -> None:
+    """The first images of ``case``, 1 px large and transparent (see the module notes)."""
+    images = first_images(case, preferred_windows)
+    if images:
+        with st.container(key="prefetch"):
+            st.image([asset_bytes(img.sha256) for img in images], output_format="PNG")
 
 
 def show_image(img: ImageView, *, caption: str | None = None) -> None:

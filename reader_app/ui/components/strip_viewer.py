@@ -4,6 +4,10 @@ slices in a grid below, and window presets (lung, mediastinum, bone).
 Keyed widgets: ``window``, ``slice`` (1-based), ``slice_prev`` / ``slice_next``
 (shortcuts Left / Right, inactive while typing in a text box), ``enlarge``.
 It is a fragment: stepping through slices reruns this viewer only.
+
+The grid is one ``st.image`` call with a list (laid out 8 to a row by the CSS in
+``case_viewer``), not 16 images in 8 columns and 2 rows: one element instead of
+34 to send and draw at every case and every step.
 """
 
 from __future__ import annotations
@@ -13,8 +17,7 @@ import streamlit as st
 from reader_app.exam.next_case import CaseView
 from reader_app.exam.windows import group_by_window
 from reader_app.ui.components.image_viewer import enlarge_button, show_image, window_picker
-
-GRID_COLUMNS = 8
+from reader_app.ui.context import asset_bytes
 
 
 def _step(delta: int, count: int) -> None:
@@ -72,9 +75,9 @@ def _strip(case: CaseView) -> None:
             enlarge_button(big)
         show_image(big)
     with st.container(key="strip_grid"):
-        for row_start in range(0, count, GRID_COLUMNS):
-            cols = st.columns(GRID_COLUMNS, gap="small")
-            for col, img in zip(cols, slices[row_start : row_start + GRID_COLUMNS], strict=False):
-                with col:
-                    mark = "▶ " if img is big else ""
-                    show_image(img, caption=f"{mark}{img.label}" if img.label else mark or None)
+        st.image(
+            [asset_bytes(img.sha256) for img in slices],
+            caption=[f"▶ {img.label}" if img is big else img.label for img in slices],
+            width="content",
+            output_format="PNG",
+        )

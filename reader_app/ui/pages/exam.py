@@ -4,6 +4,12 @@ Screens, in order of precedence: study closed or locked; paused; practice
 feedback; reviewing an earlier answer (only if the study allows revisions);
 finished; the current case. Every answer is committed in the submit button's
 callback, before the rerun that renders the next case.
+
+Speed (docs/performance.md): the slot after the one just answered is the next
+case's lookup hint (``_from_slot``), so drawing case 200 reads what drawing case
+2 reads; the submit button sits outside the form's fragment, so a click costs
+one page run; and once the reader starts answering, the following case's first
+images are put on the page, invisible, for the browser to fetch ahead.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from sqlmodel import Session
 
 from reader_app.auth import AuthError
 from reader_app.exam.config import ExamConfig, exam_config
-from reader_app.exam.next_case import CaseView, case_at_slot, next_case
+from reader_app.exam.next_case import CaseView, case_at_slot, upcoming
 from reader_app.exam.order import OrderSummary, ensure_order, order_summary
 from reader_app.exam.practice import practice_feedback
 from reader_app.exam.progress import progress_at
@@ -28,16 +34,18 @@ from reader_app.exam.submit import (
 )
 from reader_app.models import Reader, utcnow
 from reader_app.ui.components.answer_form import (
-    answer_form,
+    answer_fields,
     clear_form,
     fill_form,
     form_is_stale,
+    form_touched,
     idk_selected,
+    submit_button,
 )
 from reader_app.ui.components.case_viewer import show_case_images
 from reader_app.ui.components.exam_header import exam_header, is_paused
 from reader_app.ui.components.finish_panel import finish_panel, study_closed_panel
-from reader_app.ui.components.image_viewer import reset_viewer
+from reader_app.ui.components.image_viewer import prefetch_images, reset_viewer
 from reader_app.ui.components.pause_screen import pause_screen
 from reader_app.ui.components.practice_feedback import practice_feedback_panel
 from reader_app.ui.components.safe_text import show_text
@@ -50,11 +58,11 @@ from reader_app.ui.context import (
 )
 
 ORDER_KEY = "_order"  # the reader's OrderSummary, read once per browser session
+FROM_SLOT_KEY = "_from_slot"  # the slot after the last one answered: the next case's hint
 DOUBLE_CLICK_S = 1.0  # an empty submit this soon after a stored one is a double click's echo
 
 user = current_user()
 state = st.session_state
-state.pop("_advance", None)  # a full run is happening anyway
 
 
 def _order(session: Session, reader: Reader) -> OrderSummary:
@@ -122,10 +130,10 @@ def _submit() -> None:
         state["_notice"] = "This case was already answered (in another tab?); that answer is kept."
     if case.practice:
         state["_feedback"] = case
+    state[FROM_SLOT_KEY] = case.slot + 1
     state.pop("_case", None)
     clear_form()
     state["_submitted_at"] = time.monotonic()
-    state["_advance"] = True
 
 
 def _revise() -> None:
@@ -157,7 +165,6 @@ def _revise() -> None:
             return
     state["_notice"] = f"Your changed answer to case {case.slot + 1 - _practice()} is saved."
     _leave_review()
-    state["_advance"] = True
 
 
 def _practice() -> int:
@@ -181,22 +188,23 @@ def _continue() -> None:
 
 
 @st.fragment
-def _answer_panel(case_public_id: str, labels: tuple[str, ...], review: bool) -> None:
-    """The form reruns on its own (typing, confidence, IDK) without redrawing the images."""
-    if state.pop("_advance", False):
-        st.rerun()  # the answer is stored: redraw the whole page with the next case
+def _answer_fields(case_public_id: str, config: ExamConfig, following: CaseView | None) -> None:
+    """The fields rerun on their own (typing, confidence, IDK) without redrawing the images.
+
+    Once the reader has started answering, the following case's first images ride
+    along, invisible, so the browser fetches them while the reader is still here.
+    """
     if form_is_stale(case_public_id):
         clear_form()
         state["case_token"] = case_public_id
-    answer_form(
-        _revise if review else _submit,
-        case_public_id=case_public_id,
-        likert_labels=labels,
-        submit_label="Save changed answer" if review else "Submit answer",
-    )
+    answer_fields(likert_labels=config.likert_labels)
+    if following is not None and form_touched():
+        prefetch_images(following, config.default_windows)
 
 
-def _case_screen(case: CaseView, config: ExamConfig, review: bool) -> None:
+def _case_screen(
+    case: CaseView, config: ExamConfig, review: bool, following: CaseView | None = None
+) -> None:
     left, right = st.columns([3, 2], gap="large")
     with left:
         show_case_images(case)
@@ -206,7 +214,12 @@ def _case_screen(case: CaseView, config: ExamConfig, review: bool) -> None:
         if case.history:
             st.markdown("**Clinical history**")
             show_text(case.history)
-        _answer_panel(case.public_id, config.likert_labels, review)
+        _answer_fields(case.public_id, config, following)
+        submit_button(
+            _revise if review else _submit,
+            case_public_id=case.public_id,
+            submit_label="Save changed answer" if review else "Submit answer",
+        )
 
 
 with db_session() as session:
@@ -224,6 +237,7 @@ with db_session() as session:
     review_slot: int | None = state.get("_review") if config.allow_revisions else None
     stored: StoredAnswer | None = None
     case: CaseView | None = None
+    following: CaseView | None = None
     if review_slot is not None:
         case = case_at_slot(session=session, reader=reader, slot=review_slot, total=summary.total)
         if case is not None:
@@ -232,7 +246,13 @@ with db_session() as session:
             _leave_review()
             review_slot, case = None, None
     if review_slot is None:
-        case = next_case(session=session, reader=reader, total=summary.total)
+        ahead = upcoming(
+            session=session,
+            reader=reader,
+            total=summary.total,
+            from_slot=int(state.get(FROM_SLOT_KEY, 0)),
+        )
+        case, following = ahead.case, ahead.following
 
 if notice := state.pop("_notice", None):
     st.toast(notice)
@@ -317,4 +337,4 @@ if config.allow_revisions and case.slot > summary.practice:
         on_click=_enter_review,
         args=(case.slot - 1, case.slot),
     )
-_case_screen(case, config, review=False)
+_case_screen(case, config, review=False, following=following)

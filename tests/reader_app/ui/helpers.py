@@ -44,5 +44,6 @@ def texts(at: AppTest) -> str:
     return "\n".join(str(getattr(n, "proto", "")) for n in _walk(at._tree))
 
 
-def images(at: AppTest) -> list[object]:
-    return list(at.get("image"))
+def images(at: AppTest) -> list[str]:
+    """The URL of every image on the page (a list given to one st.image counts each)."""
+    return [url for element in at.get("image") for url in element.value]  # type: ignore[attr-defined]

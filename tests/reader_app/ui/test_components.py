@@ -97,7 +97,8 @@ def test_strip_viewer_slider_buttons_and_grid(fresh_caches: Settings) -> None:
     case = _case(fresh_caches.asset_dir, "strip", ("lung", "bone"), 16)
     at = AppTest.from_function(_spot_app, args=(case,), default_timeout=30).run()
     assert at.slider(key="slice").max == 16
-    assert len(at.get("image")) == 17
+    assert len(at.get("image")) == 2  # the large slice, and the grid as one list of 16
+    assert sum(len(img.value) for img in at.get("image")) == 17  # type: ignore[attr-defined]
     assert at.button(key="slice_prev").disabled
     at.button(key="slice_next").click().run()
     assert at.slider(key="slice").value == 2
