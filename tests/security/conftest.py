@@ -43,3 +43,13 @@ def app_env(sqlite_url: str, tmp_path: Path) -> Iterator[dict[str, str]]:
 
 
 __all__ += ["stop_app"]
+
+
+@pytest.fixture
+def page(browser: object) -> Iterator[object]:
+    """A fresh Chromium context per test (the session-wide ``browser`` is tests/conftest.py's)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})  # type: ignore[attr-defined]
+    pg = context.new_page()
+    pg.set_default_timeout(30_000)
+    yield pg
+    context.close()

@@ -96,15 +96,6 @@ def stand_in(app_env: dict[str, str], tmp_path: Path) -> Iterator[tuple[ServedAp
     stop_app(app)
 
 
-@pytest.fixture
-def chromium_page(browser: object) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})  # type: ignore[attr-defined]
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    yield page
-    context.close()
-
-
 def _open(page: Page, url: str) -> list[str]:
     """Load a page; return every URL it requested from a host other than 127.0.0.1."""
     foreign: list[str] = []
@@ -130,10 +121,9 @@ def _injected(page: Page, scope: str) -> dict[str, int]:
 
 
 def test_dashboards_show_hostile_answers_as_literal_text(
-    stand_in: tuple[ServedApp, pd.DataFrame], chromium_page: Page
+    stand_in: tuple[ServedApp, pd.DataFrame], page: Page
 ) -> None:
     app, frame = stand_in
-    page = chromium_page
     foreign = _open(page, app.url)
     page.screenshot(path=str(artifact("hostile-dashboard.png")), full_page=False)
 
@@ -155,11 +145,10 @@ def test_dashboards_show_hostile_answers_as_literal_text(
 
 
 def test_the_checks_catch_unsafe_rendering(
-    stand_in: tuple[ServedApp, pd.DataFrame], chromium_page: Page
+    stand_in: tuple[ServedApp, pd.DataFrame], page: Page
 ) -> None:
     """Negative control: plain st.write / unsafe_allow_html of the same answers is caught."""
     app, _ = stand_in
-    page = chromium_page
     foreign = _open(page, f"{app.url}/?control=1")
     injected = _injected(page, "[class*='st-key-unsafe-']")
     assert injected.get("img[src='x']") and injected.get("a[href*='example.invalid']")
@@ -171,11 +160,10 @@ def test_the_checks_catch_unsafe_rendering(
 
 
 def test_the_app_does_not_echo_a_hostile_sign_in_token(
-    app_env: dict[str, str], tmp_path: Path, chromium_page: Page
+    app_env: dict[str, str], tmp_path: Path, page: Page
 ) -> None:
     app = start_app(app_env, tmp_path / "real-app.log")
     try:
-        page = chromium_page
         foreign: list[str] = []
         page.on("request", lambda r: foreign.append(r.url) if "127.0.0.1" not in r.url else None)
         page.goto(f"{app.url}/?token=%3Cimg%20src%3Dx%20onerror%3D%22window.__xss%3D1%22%3E")
