@@ -248,6 +248,11 @@ class Run:
             await page.locator("[data-testid='stStatusWidget']").wait_for(
                 state="detached", timeout=10_000
             )
+        with contextlib.suppress(Exception):  # and every element of the last run replaced
+            await page.wait_for_function(
+                "() => document.querySelector('[data-stale=\"true\"]') === null",
+                timeout=10_000,
+            )
 
     async def answer(
         self, page: Any, text: str, likert: int, number: int
