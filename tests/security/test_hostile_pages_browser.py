@@ -27,7 +27,7 @@ from reader_app.models import AnswerKey, Case, ModelRun, Response, Study
 from reader_app.ui.components.safe_text import reveal_controls
 from reader_app.ui.navigation import ROLE_PAGES
 from tests.e2e.conftest import ServedApp, artifact, start_app, stop_app
-from tests.e2e.exam_driver import fill_answer, open_exam, settled
+from tests.e2e.exam_driver import fill_answer, settled
 from tests.factories import make_reader, make_study
 from tests.security.hostile import INJECTED_SELECTORS
 
@@ -135,7 +135,9 @@ def test_reader_pages_show_hostile_text_literally(
 ) -> None:
     app, tokens = hostile_app
     page, foreign = watched
-    open_exam(page, f"{app.url}/?token={tokens['reader']}")
+    page.goto(f"{app.url}/?token={tokens['reader']}")
+    expect(page.locator(".st-key-submit")).to_be_visible(timeout=30_000)
+    settled(page)
     _assert_clean(page, foreign, "exam page")
     body = _plain(page.locator("[data-testid='stMain']").inner_text())
     assert _plain(HISTORY) in body  # the history, as typed
