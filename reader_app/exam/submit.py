@@ -87,6 +87,8 @@ def submit_answer(
 ) -> SubmitResult:
     """Commit one response; return the stored row's id (the first one, on a duplicate)."""
     require_role(reader, "reader")
+    if reader.token_revoked_at is not None:
+        raise AuthError("Your access has been revoked. Ask the study coordinator.")
     assert reader.id is not None
     # Callers other than the form (scripts, tests) may build an Answer by hand:
     # accept only what validate_answer itself would have produced.

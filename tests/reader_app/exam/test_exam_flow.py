@@ -144,3 +144,25 @@ def test_validation_messages(diagnosis: str, likert: int | None, message: str) -
 def test_idk_drops_diagnosis_and_likert_and_text_is_trimmed() -> None:
     assert validate_answer("ignored", 4, True).diagnosis is None
     assert validate_answer("  Osteoma ", 0, False).diagnosis == "Osteoma"
+
+
+def test_a_revoked_reader_cannot_submit(session: Session, settings: Settings) -> None:
+    from reader_app.auth import revoke_invite
+
+    study = make_study(session, settings.asset_dir, n_cases=1)
+    reader = make_reader(session, study).reader
+    ensure_order(session=session, reader=reader)
+    case = next_case(session=session, reader=reader)
+    assert case is not None
+    revoke_invite(session=session, reader=reader, actor="test")
+    session.commit()
+    with pytest.raises(AuthError, match="revoked"):
+        submit_answer(
+            session=session,
+            reader=reader,
+            case_public_id=case.public_id,
+            answer=validate_answer(None, None, True),
+            shown_at=None,
+            image_sha256=[],
+        )
+    assert _count_responses(session) == 0
