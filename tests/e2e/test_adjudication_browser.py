@@ -18,6 +18,7 @@ from reader_app.auth import sign_in_link
 from reader_app.results import tidy_responses
 from reader_app.settings import Settings
 from tests.e2e.conftest import ServedApp, artifact
+from tests.e2e.exam_driver import settled
 from tests.factories import make_reader
 from tests.reader_app.grading.helpers import (
     answer,
@@ -77,6 +78,7 @@ def test_blinded_adjudication_by_keyboard(
         page.keyboard.press("n")
         _expect_waiting(page, remaining)
         if remaining:
+            settled(page)  # the previous run's elements are replaced, not just marked stale
             shown = page.locator(".st-key-adj_candidate")
             expect(shown).to_have_count(1, timeout=15_000)  # the previous item is gone
             expect(shown).not_to_have_text(candidate)
