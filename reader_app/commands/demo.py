@@ -19,9 +19,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    from reader_app.ingest.demo import ensure_demo_study  # heavy: pydicom, nibabel
-
     from reader_app.commands.import_study import TextProgress
+    from reader_app.ingest.demo import ensure_demo_study  # heavy: pydicom, nibabel
 
     settings = settings_or_exit()
     slug = ensure_demo_study(settings, progress=TextProgress())
