@@ -17,10 +17,12 @@ VIEWER_CSS = """
 }
 .st-key-strip_grid [data-testid=stImageContainer] { width: auto; min-width: 0; }
 .st-key-strip_grid img { max-height: 16vh; object-fit: contain; }
+[data-testid=stLayoutWrapper]:has(> .st-key-prefetch) { position: absolute; }
 .st-key-prefetch {
-  position: absolute; width: 1px; height: 1px; overflow: hidden; opacity: 0.01;
+  position: fixed; left: 0; top: 0; width: 40vw; z-index: -1; opacity: 0.003;
   pointer-events: none;
 }
+.st-key-prefetch [data-testid=stImage] { display: grid; grid-template-columns: repeat(4, 1fr); }
 .st-key-enlarged img { max-height: 82vh; object-fit: contain; }
 .st-key-case_token { display: none; }
 </style>

@@ -7,9 +7,11 @@ Images are passed to ``st.image`` as the stored PNG bytes with
 serves them byte for byte, never re-encoded per rerun.
 
 :func:`prefetch_images` puts the images a case's viewer will show first on the
-page, invisible, so the browser has fetched them before that case is drawn:
-Streamlit names an image by a hash of its bytes, so the viewer's ``<img>`` then
-has the same URL and the browser takes it from its memory cache.
+page, invisible, so the browser has fetched and decoded them before that case
+is drawn: Streamlit names an image by a hash of its bytes, so the viewer's
+``<img>`` then has the same URL and the browser takes it, decoded, from its
+memory cache. "Invisible" is the CSS in ``case_viewer``: painted (an image that
+is not painted is not decoded), but behind the page and 0.3 % opaque.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ def first_images(case: CaseView, preferred_windows: Sequence[str]) -> list[Image
 
 
 def prefetch_images(case: CaseView, preferred_windows: Sequence[str]) -> None:
-    """The first images of ``case``, 1 px large and transparent (see the module notes)."""
+    """The first images of ``case``, invisible (see the module notes)."""
     images = first_images(case, preferred_windows)
     if images:
         with st.container(key="prefetch"):
