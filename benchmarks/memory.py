@@ -1,0 +1,252 @@
+#!/usr/bin/env python
+"""The app server's memory with 20 concurrent reader sessions on strip cases.
+
+    .venv/bin/python benchmarks/memory.py [--readers 20] [--cases-each 2]
+        [--quick] [--update-doc docs/performance.md] [--json-out FILE]
+
+One served app (``readerstudy serve``, SQLite) and one Chromium with a browser
+context per reader, all open at once. The study is all strips: 16 slices of
+512 x 512 CT-like PNGs in three windows plus montages, every image distinct,
+and every reader has their own shuffled order, so the sessions show different
+cases. Round after round, each reader switches window twice, steps through
+slices, answers (which puts the following case's images on the page too) and
+moves on, ``--cases-each`` times. A thread samples the resident set size
+(VmRSS from /proc, the server process plus any children) every 0.2 s; the
+report gives it before any session, the peak, and at the end with every
+session still open. Target: under 1 GiB. The last line printed is one JSON
+object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import transition as tb  # the benchmarks' shared pieces
+
+from reader_app.db import migrate
+
+SECTION = "## Memory"
+TARGET_MIB = 1024
+
+
+def rss_kib(pid: int) -> int:
+    """VmRSS of ``pid`` and all its descendants, in KiB (0 for a process that is gone)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        todo.extend(children.get(p, []))
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            continue
+    return total
+
+
+class Sampler:
+    def __init__(self, pid: int, every: float = 0.2) -> None:
+        self.pid, self.every = pid, every
+        self.samples: list[tuple[float, int]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        start = time.monotonic()
+        while not self._stop.is_set():
+            self.samples.append((time.monotonic() - start, rss_kib(self.pid)))
+            self._stop.wait(self.every)
+
+    def __enter__(self) -> Sampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def peak_mib(self) -> float:
+        return max(kib for _, kib in self.samples) / 1024 if self.samples else 0.0
+
+
+def mib(kib: int) -> float:
+    return round(kib / 1024, 1)
+
+
+def one_case(page: Any, slot: int) -> None:
+    """What a reader does on a strip case: two other windows, a few slices, an answer."""
+    for label in ("Mediastinum", "Bone", "Lung"):
+        page.locator(".st-key-window button").filter(has_text=label).click()
+        tb.idle(page)
+    for _ in range(2):
+        page.locator(".st-key-slice_next button").click()
+        tb.idle(page)
+    tb.fill_answer(page, f"Memory benchmark {slot}", slot % 5)
+    before = page.locator("[data-testid=stProgress]").first.inner_text()
+    page.locator(".st-key-submit button").click()
+    page.wait_for_function(
+        "(before) => { const b = document.querySelector('[data-testid=stProgress]');"
+        " return b && b.innerText !== before; }",
+        arg=before,
+    )
+    tb.idle(page)
+
+
+def run(readers: int, cases_each: int, slice_size: int, work: Path) -> dict[str, Any]:
+    from playwright.sync_api import sync_playwright
+
+    started = time.monotonic()
+    data_dir = work / "data"
+    data_dir.mkdir()
+    url = f"sqlite:///{data_dir / 'readerstudy.db'}"
+    migrate(url)
+    n_cases = readers + cases_each + 2
+    pool = tb.ImagePool.make((240, 292), slice_size)
+    study = tb.build_study(
+        url,
+        data_dir / "assets",
+        pool,
+        slug="memory",
+        cases=n_cases,
+        strip_every=1,
+        distinct=[range(n_cases)],
+    )
+    tokens = [tb.add_reader(study, f"M{r:03d}", answered=0, shuffle=r + 1) for r in range(readers)]
+    load_start = tb.load_average()
+    with tb.serve_app(url, data_dir, work / "app.log") as app, sync_playwright() as pw:
+        pid = app.proc.pid
+        time.sleep(1.0)
+        idle_kib = rss_kib(pid)
+        with Sampler(pid) as sampler:
+            browser = pw.chromium.launch(
+                executable_path=tb.CHROMIUM, headless=True, args=tb.CHROMIUM_ARGS
+            )
+            pages = []
+            for token in tokens:
+                page = browser.new_context(viewport=tb.VIEWPORT).new_page()
+                page.set_default_timeout(90_000)
+                page.goto(f"{app.url}/?token={token}")
+                pages.append(page)
+            for page in pages:
+                page.locator(".st-key-submit").wait_for(state="visible")
+                tb.idle(page)
+            open_kib = rss_kib(pid)
+            for round_no in range(cases_each):
+                for r, page in enumerate(pages):
+                    one_case(page, round_no * readers + r)
+            time.sleep(1.0)
+            end_kib = rss_kib(pid)
+            browser.close()
+        time.sleep(1.0)
+        closed_kib = rss_kib(pid)
+    peak = sampler.peak_mib
+    return {
+        "benchmark": "memory",
+        "machine": tb.machine(),
+        "streamlit": tb.streamlit_version(),
+        "readers": readers,
+        "cases_each": cases_each,
+        "slice_size": slice_size,
+        "slice_png_kib": round(sum(len(p) for p in pool.slices["lung"]) / 16 / 1024),
+        "idle_mib": mib(idle_kib),
+        "sessions_open_mib": mib(open_kib),
+        "peak_mib": round(peak, 1),
+        "end_mib": mib(end_kib),
+        "after_close_mib": mib(closed_kib),
+        "target_mib": TARGET_MIB,
+        "met": peak < TARGET_MIB,
+        "samples": len(sampler.samples),
+        "load_start": load_start,
+        "load_end": tb.load_average(),
+        "total_s": round(time.monotonic() - started, 1),
+    }
+
+
+def markdown(res: dict[str, Any], command: str) -> str:
+    verdict = "met" if res["met"] else "**not met**"
+    return "\n".join(
+        [
+            SECTION,
+            "",
+            f"The app server's resident memory (VmRSS of the `readerstudy serve` process and"
+            f" its children, sampled every 0.2 s) while {res['readers']} reader sessions are"
+            " open at once in one Chromium, on an all-strip study (16 slices of"
+            f" {res['slice_size']} x {res['slice_size']} in three windows, about"
+            f" {res['slice_png_kib']} KiB per PNG, every image distinct, every reader in their"
+            f" own order). Each reader, in turn, switches through the three windows, steps"
+            f" two slices and answers, {res['cases_each']} cases each; answering also puts the"
+            " following case's images on the page.",
+            "",
+            f"Command: `{command}`. Machine: {res['machine']}, Streamlit {res['streamlit']};"
+            f" load average {res['load_start']} at the start, {res['load_end']} at the end;"
+            f" run time {res['total_s']:.0f} s.",
+            "",
+            "| server RSS | MiB |",
+            "|---|---:|",
+            f"| started, no session | {res['idle_mib']} |",
+            f"| {res['readers']} sessions open | {res['sessions_open_mib']} |",
+            f"| **peak** | **{res['peak_mib']}** |",
+            f"| after the last answer, sessions still open | {res['end_mib']} |",
+            f"| browser closed | {res['after_close_mib']} |",
+            "",
+            f"Target: under {res['target_mib']} MiB: {verdict}. What holds memory: the"
+            " imported libraries, each session's state, the images each session's page"
+            " shows (Streamlit keeps the bytes of every image on a page in memory, about"
+            " 17 for a strip plus up to 16 prefetched), and the shared cache of stored"
+            " PNGs (`asset_bytes`, at most 512 entries, one copy for all sessions). Streamlit"
+            " frees a session's page images when the session ends.",
+            "",
+        ]
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--readers", type=int, default=20)
+    parser.add_argument("--cases-each", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="smoke run: 2 readers, tiny images")
+    parser.add_argument("--update-doc", type=Path, help="rewrite our section of this file")
+    parser.add_argument("--json-out", type=Path)
+    args = parser.parse_args()
+    if not Path(tb.CHROMIUM).exists():
+        print(json.dumps({"benchmark": "memory", "skipped": f"no Chromium at {tb.CHROMIUM}"}))
+        return 0
+    readers, cases_each, size = (2, 1, 96) if args.quick else (args.readers, args.cases_each, 512)
+    work = Path(tempfile.mkdtemp(prefix="memory-bench-"))
+    try:
+        res = run(readers, cases_each, size, work)
+    except BaseException:
+        print(f"work folder kept: {work}", file=sys.stderr)
+        raise
+    shutil.rmtree(work, ignore_errors=True)
+    command = " ".join([".venv/bin/python benchmarks/memory.py", *sys.argv[1:]])
+    section = markdown(res, command)
+    print(section, file=sys.stderr)
+    if args.update_doc and not args.quick:
+        tb.update_doc(args.update_doc, section, SECTION)
+    if args.json_out:
+        args.json_out.write_text(json.dumps(res, indent=1))
+    print(json.dumps(res))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

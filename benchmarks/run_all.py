@@ -1,0 +1,375 @@
+#!/usr/bin/env python
+"""Every benchmark in benchmarks/, one after the other, each in its own process, then a summary.
+
+    .venv/bin/python benchmarks/run_all.py [--quick] [--no-doc] [--doc docs/performance.md]
+        [--only NAME ...] [--skip NAME ...] [--postgres-url URL]
+
+This is what ``make bench`` runs. Each benchmark rewrites its own section of
+``docs/performance.md`` (scoring, strip building, load, transitions, memory);
+this script then rewrites the page's introduction and its ``## Summary`` table
+(headline figures, targets, time and load average of every benchmark) and
+leaves every other section alone.
+
+PostgreSQL: ``--postgres-url``, else ``READERSTUDY_TEST_POSTGRES_URL`` (the
+Makefile exports a local default); when the server does not answer, the
+PostgreSQL rows are left out and the summary says so.
+
+``--quick`` runs each benchmark in its smallest form (a smoke run: minutes, not
+figures) and writes no document. A new script in benchmarks/ that is not listed
+below is still run (plainly, without arguments), with a warning, so "every
+benchmark" stays true.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+DOC = ROOT / "docs" / "performance.md"
+SUMMARY = "## Summary"
+HELPERS = {
+    "bare_app.py": "the floor page that transition.py serves",
+    "submit_cost.py": "run by transition.py (the server-side submit); also standalone",
+    "run_all.py": "this script",
+}
+
+INTRO = """\
+# Performance
+
+Every benchmark of readerstudy on one page. `make bench` runs them all
+(`benchmarks/run_all.py`, one process each, one after the other) and rewrites
+each section below from the figures it measured: the summary table first, then
+scoring, strip building, load, case-to-case transitions and memory. Each section
+gives its command, the machine, the figures and what they are compared with (a
+naive implementation, a floor measured in the same run, or the code before the
+work). The machine is a shared 2-core VM on which other test suites run too, so
+every figure carries the load average it was taken under; compare figures within
+a section's own run, not across runs.
+"""
+
+
+@dataclass
+class Bench:
+    name: str
+    script: str
+    section: str
+    full: Callable[[str, str, str], list[str]]  # (doc, postgres_url, json_path) -> argv
+    quick: Callable[[str, str], list[str]]  # (postgres_url, json_path) -> argv
+    headline: Callable[[dict[str, Any], str], tuple[str, str, bool | None]]
+    json_file: bool = True  # the script writes --json-out; else its last stdout line
+
+
+@dataclass
+class Outcome:
+    bench: Bench
+    argv: list[str]
+    code: int
+    seconds: float
+    load_start: float
+    load_end: float
+    result: dict[str, Any] = field(default_factory=dict)
+    stdout: str = ""
+
+
+def load_average() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def _pg(url: str) -> list[str]:
+    return ["--postgres-url", url] if url else []
+
+
+# --------------------------------------------------------------------------- headlines
+
+
+def scoring_headline(_: dict[str, Any], out: str) -> tuple[str, str, bool | None]:
+    rows = [line for line in out.splitlines() if line.startswith("| ") and " s |" in line]
+    parts = [[c.strip() for c in row.strip("|").split("|")] for row in rows]
+    if len(parts) < 2:
+        return "(no table printed)", "both under 10 s", None
+    (_, t1, _, n1, _, x1), (_, t2, _, n2, _, x2) = parts[0][:6], parts[1][:6]
+    text = (
+        f"1M rows, five metrics: {t1} (naive {n1}, {x1}); bootstrap B=2000: {t2} (naive {n2}, {x2})"
+    )
+    ok = all(float(t.split()[0]) < 10 for t in (t1, t2))
+    return text, "both under 10 s", ok
+
+
+def strip_headline(res: dict[str, Any], _: str) -> tuple[str, str, bool | None]:
+    warm, gz = res.get("nii warm", {}), res.get("nii.gz warm", {})
+    if not warm:
+        return "(no result)", "", None
+    text = (
+        f".nii strip {warm['strip_s']} s, {warm['ratio']}x faster than a full load;"
+        f" .nii.gz {gz.get('strip_s')} s ({gz.get('ratio')}x)"
+    )
+    return text, "uncompressed strip < 1 s and >= 5x", warm["strip_s"] < 1 and warm["ratio"] >= 5
+
+
+def load_headline(res: dict[str, Any], _: str) -> tuple[str, str, bool | None]:
+    runs = res.get("runs", [])
+    if not runs:
+        return "(no result)", "0 lost, 0 duplicated", None
+    text = "; ".join(
+        f"{r.get('backend', '?')} {r['readers']}x{r['cases']}"
+        f"{' x' + str(r['replicas']) + ' replicas' if r.get('replicas', 1) > 1 else ''}:"
+        f" submit p95 {r['p95_ms']} ms, {r['lost']} lost, {r['duplicated']} duplicated"
+        for r in runs
+    )
+    ok = all(r["exit"] == 0 and not r["lost"] and not r["duplicated"] for r in runs)
+    return text, "0 lost, 0 duplicated", ok
+
+
+def transition_headline(res: dict[str, Any], _: str) -> tuple[str, str, bool | None]:
+    if "main" not in res:
+        return res.get("skipped", "(no result)"), "", None
+    m = res["main"]
+    sub = res["submit"]["backends"]["SQLite"]["total"]["p95_ms"]
+    p50s = [r["app"]["p50_ms"] for r in res["runs"]]
+    text = (
+        f"p50 {m['app']['p50_ms']:.0f} ms, p95 {m['app']['p95_ms']:.0f} ms; floor"
+        f" {m['floor']['p50_ms']:.0f} / {m['floor']['p95_ms']:.0f} ms; ratio p95"
+        f" **{m['ratio_p95']}x**; server-side submit p95 {sub} ms (SQLite)"
+    )
+    if len(p50s) > 1:
+        text += f"; scaling p50 {min(p50s):.0f}-{max(p50s):.0f} ms"
+    ok = m["ratio_p95"] <= res["target_ratio_p95"] and sub <= res["submit"]["target_p95_ms"]
+    return text, "p95 <= 1.5x floor; submit p95 <= 20 ms", ok
+
+
+def memory_headline(res: dict[str, Any], _: str) -> tuple[str, str, bool | None]:
+    if "peak_mib" not in res:
+        return res.get("skipped", "(no result)"), "", None
+    text = f"peak {res['peak_mib']} MiB with {res['readers']} sessions (idle {res['idle_mib']})"
+    return text, "< 1 GiB", bool(res["met"])
+
+
+BENCHES = [
+    Bench(
+        "scoring",
+        "scoring_bench.py",
+        "## Scoring",
+        lambda doc, pg, js: [
+            "--repeat",
+            "1",
+            "--naive-boot",
+            "200",
+            *(["--write", doc] * bool(doc)),
+        ],
+        lambda pg, js: ["--repeat", "1", "--naive-boot", "10"],
+        scoring_headline,
+        json_file=False,
+    ),
+    Bench(
+        "strip",
+        "strip_bench.py",
+        "## Strip building",
+        lambda doc, pg, js: ["--repeat", "3", *(["--update-doc", doc] * bool(doc))],
+        lambda pg, js: ["--slices", "40", "--repeat", "1"],
+        strip_headline,
+        json_file=False,
+    ),
+    Bench(
+        "load",
+        "load_bench.py",
+        "## Load",
+        lambda doc, pg, js: [*_pg(pg), "--json-out", js, *(["--update-doc", doc] * bool(doc))],
+        lambda pg, js: ["--quick", *_pg(pg), "--json-out", js],
+        load_headline,
+    ),
+    Bench(
+        "transition",
+        "transition.py",
+        "## Transitions",
+        lambda doc, pg, js: [*_pg(pg), "--json-out", js, *(["--update-doc", doc] * bool(doc))],
+        lambda pg, js: ["--quick", "--json-out", js],
+        transition_headline,
+    ),
+    Bench(
+        "memory",
+        "memory.py",
+        "## Memory",
+        lambda doc, pg, js: ["--json-out", js, *(["--update-doc", doc] * bool(doc))],
+        lambda pg, js: ["--quick", "--json-out", js],
+        memory_headline,
+    ),
+]
+
+
+# --------------------------------------------------------------------------- running
+
+
+def postgres_url(given: str) -> tuple[str, str]:
+    """(usable URL or "", why not)."""
+    url = given or os.environ.get("READERSTUDY_TEST_POSTGRES_URL", "")
+    if not url:
+        return "", "no PostgreSQL URL given"
+    try:
+        import psycopg
+        from sqlalchemy.engine import make_url
+
+        dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+        with psycopg.connect(dsn, connect_timeout=5):
+            return url, ""
+    except Exception as exc:  # any failure: run without PostgreSQL, and say so
+        return "", f"PostgreSQL unreachable ({type(exc).__name__})"
+
+
+def last_json(text: str) -> dict[str, Any]:
+    for line in reversed(text.strip().splitlines()):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return {}
+
+
+def run_one(bench: Bench, argv: list[str], json_path: Path | None) -> Outcome:
+    cmd = [sys.executable, str(HERE / bench.script), *argv]
+    shown = " ".join(a if "@" not in a else "<url>" for a in cmd[1:])
+    print(f"\n=== {bench.name}: {shown}", flush=True)
+    load_start, started = load_average(), time.monotonic()
+    lines: list[str] = []
+    with subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    ) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            print(f"[{bench.name}] {line[:300]}", end="" if line.endswith("\n") else "\n")
+        code = proc.wait()
+    out = "".join(lines)
+    result: dict[str, Any] = {}
+    if json_path is not None and json_path.exists() and json_path.stat().st_size:
+        loaded = json.loads(json_path.read_text())
+        result = loaded if isinstance(loaded, dict) else {"runs": loaded}
+    elif not bench.json_file:
+        result = last_json(out)
+    return Outcome(
+        bench, argv, code, time.monotonic() - started, load_start, load_average(), result, out
+    )
+
+
+def summary_section(
+    outcomes: list[Outcome], total_s: float, pg_note: str, quick: bool, started: str
+) -> str:
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    lines = [
+        SUMMARY,
+        "",
+        f"`make bench` (`.venv/bin/python benchmarks/run_all.py`{' --quick' if quick else ''})"
+        f" on {started}: {machine}; {total_s / 60:.1f} min for everything."
+        + (f" {pg_note}: PostgreSQL rows left out." if pg_note else ""),
+        "",
+        "| benchmark | headline (this run) | target | met | time | load |",
+        "|---|---|---|---|---:|---|",
+    ]
+    for o in outcomes:
+        if o.bench.headline is not None:
+            headline, target, ok = o.bench.headline(o.result, o.stdout)
+        else:
+            headline, target, ok = "(see its output)", "", None
+        if o.code != 0:
+            headline = f"exit code {o.code}; {headline}"
+        met = {True: "yes", False: "**no**", None: "-"}[ok]
+        anchor = o.bench.section.lstrip("# ").lower().replace(" ", "-")
+        name = f"[{o.bench.name}](#{anchor})" if o.bench.section else o.bench.name
+        lines.append(
+            f"| {name} | {headline} | {target} | {met} | {o.seconds:.0f} s "
+            f"| {o.load_start} -> {o.load_end} |"
+        )
+    lines += ["", "Commands, one per benchmark (PostgreSQL URL shown as `<url>`):", ""]
+    for o in outcomes:
+        argv = [a if "@" not in a else "<url>" for a in o.argv if not a.endswith(".json")]
+        argv = [a for a in argv if a != "--json-out"]
+        lines.append(f"    .venv/bin/python benchmarks/{o.bench.script} {' '.join(argv)}".rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def write_doc(doc: Path, summary: str) -> None:
+    """The introduction (everything before the first '## ') and the summary, first;
+    every other section as it is."""
+    text = doc.read_text() if doc.exists() else ""
+    first = re.search(r"^## ", text, re.M)
+    body = text[first.start() :] if first else ""
+    pattern = re.compile(rf"^{re.escape(SUMMARY)}\n.*?(?=^## |\Z)", re.S | re.M)
+    body = pattern.sub("", body)
+    doc.write_text(INTRO + "\n" + summary + "\n" + body.rstrip("\n") + "\n")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smallest sizes; writes no doc")
+    parser.add_argument("--no-doc", action="store_true", help="write no document")
+    parser.add_argument("--doc", type=Path, default=DOC)
+    parser.add_argument(
+        "--only", nargs="*", default=[], help="names: " + ", ".join(b.name for b in BENCHES)
+    )
+    parser.add_argument("--skip", nargs="*", default=[])
+    parser.add_argument("--postgres-url", default="")
+    args = parser.parse_args()
+
+    known = {b.script for b in BENCHES} | set(HELPERS)
+    extra = sorted(p.name for p in HERE.glob("*.py") if p.name not in known)
+    benches = list(BENCHES)
+    for name in extra:
+        print(f"run_all: warning: {name} is not listed in run_all.py; running it plainly")
+        benches.append(
+            Bench(name[:-3], name, "", lambda d, p, j: [], lambda p, j: [], None, False)  # type: ignore[arg-type]
+        )
+    benches = [b for b in benches if (not args.only or b.name in args.only)]
+    benches = [b for b in benches if b.name not in args.skip]
+
+    write = not (args.quick or args.no_doc)
+    doc = str(args.doc) if write else ""
+    pg, pg_note = postgres_url(args.postgres_url)
+    if pg_note:
+        print(f"run_all: {pg_note}; PostgreSQL rows are left out")
+    started_at = time.strftime("%Y-%m-%d %H:%M")
+    started = time.monotonic()
+    outcomes = []
+    with tempfile.TemporaryDirectory(prefix="run-all-") as tmp:
+        for bench in benches:
+            json_path = Path(tmp) / f"{bench.name}.json" if bench.json_file else None
+            js = str(json_path) if json_path else ""
+            argv = bench.quick(pg, js) if args.quick else bench.full(doc, pg, js)
+            outcomes.append(run_one(bench, argv, json_path))
+    total = time.monotonic() - started
+    summary = summary_section(outcomes, total, pg_note, args.quick, started_at)
+    print("\n" + summary)
+    if write and not args.only and not args.skip:
+        write_doc(args.doc, summary)
+    elif write:
+        print("run_all: --only/--skip: the summary was not written to the document")
+    failed = [o.bench.name for o in outcomes if o.code != 0]
+    print(
+        json.dumps(
+            {
+                "benchmarks": [o.bench.name for o in outcomes],
+                "failed": failed,
+                "total_s": round(total, 1),
+                "quick": args.quick,
+                "postgres": bool(pg),
+            }
+        )
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
