@@ -336,7 +336,9 @@ def main() -> int:
     benches = [b for b in benches if b.name not in args.skip]
 
     write = not (args.quick or args.no_doc)
-    doc = str(args.doc) if write else ""
+    doc_path = args.doc.resolve()
+    doc = str(doc_path.relative_to(ROOT) if doc_path.is_relative_to(ROOT) else doc_path)
+    doc = doc if write else ""  # the scripts run in ROOT: a relative path reads better
     pg, pg_note = postgres_url(args.postgres_url)
     if pg_note:
         print(f"run_all: {pg_note}; PostgreSQL rows are left out")
