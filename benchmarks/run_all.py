@@ -56,8 +56,9 @@ scoring, strip building, load, case-to-case transitions and memory. Each section
 gives its command, the machine, the figures and what they are compared with (a
 naive implementation, a floor measured in the same run, or the code before the
 work). The machine is a shared 2-core VM on which other test suites run too, so
-every figure carries the load average it was taken under; compare figures within
-a section's own run, not across runs.
+every figure carries the load average it was taken under (the 1-minute average,
+so a benchmark's starting figure still includes the tail of the one before it);
+compare figures within a section's own run, not across runs.
 """
 
 
