@@ -38,7 +38,7 @@ format: setup
 	$(BIN)/ruff format .
 
 bench: setup
-	$(BIN)/python benchmarks/run_all.py
+	$(BIN)/python -m benchmarks.run_all
 
 clean:
 	rm -rf var test-artifacts .pytest_cache .mypy_cache .ruff_cache

@@ -10,7 +10,7 @@ every other section alone):
 3. 200 readers x 200 cases, PostgreSQL, two replica processes, every reader
    switching replica half-way.
 
-    .venv/bin/python benchmarks/load_bench.py \
+    .venv/bin/python -m benchmarks.load_bench \
         --postgres-url postgresql://postgres@127.0.0.1:5432/postgres \
         [--quick] [--update-doc docs/performance.md]
 
@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
 import subprocess
 import sys
 import time
@@ -33,7 +31,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks.kit.doc import ROOT, shown_command, update_doc
+from benchmarks.kit.measure import load_average
+
 LOADTEST = ROOT / "scripts" / "loadtest.py"
 SECTION = "## Load"
 
@@ -96,21 +96,14 @@ def table(rows: list[tuple[str, dict[str, Any]]]) -> str:
     return head + body
 
 
-def load_average() -> str:
-    try:
-        return " ".join(f"{x:.1f}" for x in os.getloadavg())
-    except OSError:
-        return "n/a"
-
-
 def section(
-    rows: list[tuple[str, dict[str, Any]]], argv: list[str], before: str, after: str
+    rows: list[tuple[str, dict[str, Any]]], argv: list[str], before: float, after: float
 ) -> str:
     return f"""{SECTION}
 
 Measured with
 
-    .venv/bin/python benchmarks/load_bench.py {" ".join(argv)}
+    {shown_command("load_bench", argv)}
 
 which runs `scripts/loadtest.py` (see [reliability.md](reliability.md)): simulated
 readers sign in with their tokens and loop `next_case` -> think 20-200 ms ->
@@ -121,24 +114,14 @@ are sent twice at the same moment (two tabs) with different text. Latency is one
 thread sees it, queueing for the GIL and the connection pool included. A run
 passes only with every answer committed, 0 lost and 0 duplicated, checked
 against the acknowledged log. x86_64, 2 cores shared by the load generator, the
-app processes and the database; load average (1, 5, 15 min) {before} at the
-start, {after} at the end.
+app processes and the database; load average (1 min) {before} at the start,
+{after} at the end. Percentiles are nearest rank (see the introduction).
 
 {table(rows)}
 Simulated readers answer every 20-200 ms, a few hundred times the pace of real
 readers (10-60 s per case), so these are stress figures: 200 real readers
 produce about 5-20 answers a second.
 """
-
-
-def update_doc(path: Path, text: str) -> None:
-    doc = path.read_text() if path.exists() else "# Performance\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(doc):
-        doc = pattern.sub(lambda _m: text + "\n", doc, count=1)
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + text
-    path.write_text(doc.rstrip("\n") + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -182,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json_out:
         Path(args.json_out).write_text(json.dumps([r for _, r in rows], indent=1))
     if args.update_doc:
-        update_doc(Path(args.update_doc), text)
+        update_doc(Path(args.update_doc), text, SECTION)
     failed = [label for label, r in rows if r["exit"] != 0 or r["lost"] or r["duplicated"]]
     if failed:
         print(f"load_bench: FAILED: {failed}", file=sys.stderr)

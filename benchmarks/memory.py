@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """The app server's memory with 20 concurrent reader sessions on strip cases.
 
-    .venv/bin/python benchmarks/memory.py [--readers 20] [--cases-each 2]
+    .venv/bin/python -m benchmarks.memory [--readers 20] [--cases-each 2]
         [--quick] [--update-doc docs/performance.md] [--json-out FILE]
 
 One served app (``readerstudy serve``, SQLite) and one Chromium with a browser
@@ -29,18 +29,28 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import transition as tb  # the benchmarks' shared pieces
-
+from benchmarks.kit.browser import (
+    VIEWPORT,
+    chromium_version,
+    fill_answer,
+    idle,
+    streamlit_version,
+)
+from benchmarks.kit.chromium import CHROMIUM, CHROMIUM_ARGS
+from benchmarks.kit.doc import emit, para, shown_command, update_doc
+from benchmarks.kit.images import ImagePool
+from benchmarks.kit.measure import load_average, machine
+from benchmarks.kit.servers import serve_app
+from benchmarks.kit.study import add_reader, build_study
 from reader_app.db import migrate
 
 SECTION = "## Memory"
 TARGET_MIB = 1024
 
 
-def rss_kib(pid: int) -> int:
-    """VmRSS of ``pid`` and all its descendants, in KiB (0 for a process that is gone)."""
+def rss_kib(pid: int, field: str = "VmRSS") -> int:
+    """VmRSS of ``pid`` and all its descendants, in KiB (0 for a process that is gone);
+    ``field`` another line of /proc/PID/status, e.g. RssFile (mapped files' pages)."""
     children: dict[int, list[int]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -54,7 +64,7 @@ def rss_kib(pid: int) -> int:
         todo.extend(children.get(p, []))
         try:
             for line in Path(f"/proc/{p}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
+                if line.startswith(f"{field}:"):
                     total += int(line.split()[1])
         except OSError:
             continue
@@ -91,15 +101,21 @@ def mib(kib: int) -> float:
     return round(kib / 1024, 1)
 
 
-def one_case(page: Any, slot: int) -> None:
-    """What a reader does on a strip case: two other windows, a few slices, an answer."""
-    for label in ("Mediastinum", "Bone", "Lung"):
-        page.locator(".st-key-window button").filter(has_text=label).click()
-        tb.idle(page)
-    for _ in range(2):
-        page.locator(".st-key-slice_next button").click()
-        tb.idle(page)
-    tb.fill_answer(page, f"Memory benchmark {slot}", slot % 5)
+WINDOW_LABELS = ("Mediastinum", "Bone", "Lung")
+
+
+def one_case(
+    page: Any, slot: int, windows: tuple[str, ...] = WINDOW_LABELS, steps: int = 2
+) -> None:
+    """What a reader does on a strip case: other windows, a few slices, an answer."""
+    # the case viewer runs windows and slices in the browser (no rerun, no server memory)
+    for label in windows:
+        page.locator(".rv-presets button").filter(has_text=label).click()
+    page.locator("[data-testid=stProgress]").first.click()  # focus the page, not a text box
+    for _ in range(steps):
+        page.keyboard.press("ArrowRight")
+    idle(page)
+    fill_answer(page, f"Memory benchmark {slot}", slot % 5)
     before = page.locator("[data-testid=stProgress]").first.inner_text()
     page.locator(".st-key-submit button").click()
     page.wait_for_function(
@@ -107,10 +123,20 @@ def one_case(page: Any, slot: int) -> None:
         " return b && b.innerText !== before; }",
         arg=before,
     )
-    tb.idle(page)
+    idle(page)
 
 
-def run(readers: int, cases_each: int, slice_size: int, work: Path) -> dict[str, Any]:
+def run(
+    readers: int,
+    cases_each: int,
+    slice_size: int,
+    work: Path,
+    settle_s: float = 1.0,
+    light: bool = False,
+) -> dict[str, Any]:
+    """``settle_s``: the pause before each still reading (idle, end, after close);
+    ``light``: one window switch and one slice step per case (every kind of action
+    once: a smoke run)."""
     from playwright.sync_api import sync_playwright
 
     started = time.monotonic()
@@ -119,8 +145,8 @@ def run(readers: int, cases_each: int, slice_size: int, work: Path) -> dict[str,
     url = f"sqlite:///{data_dir / 'readerstudy.db'}"
     migrate(url)
     n_cases = readers + cases_each + 2
-    pool = tb.ImagePool.make((240, 292), slice_size)
-    study = tb.build_study(
+    pool = ImagePool.make((240, 292), slice_size)
+    study = build_study(
         url,
         data_dir / "assets",
         pool,
@@ -129,39 +155,42 @@ def run(readers: int, cases_each: int, slice_size: int, work: Path) -> dict[str,
         strip_every=1,
         distinct=[range(n_cases)],
     )
-    tokens = [tb.add_reader(study, f"M{r:03d}", answered=0, shuffle=r + 1) for r in range(readers)]
-    load_start = tb.load_average()
-    with tb.serve_app(url, data_dir, work / "app.log") as app, sync_playwright() as pw:
+    tokens = [add_reader(study, f"M{r:03d}", answered=0, shuffle=r + 1) for r in range(readers)]
+    load_start = load_average()
+    with serve_app(url, data_dir, work / "app.log") as app, sync_playwright() as pw:
         pid = app.proc.pid
-        time.sleep(1.0)
+        time.sleep(settle_s)
         idle_kib = rss_kib(pid)
         with Sampler(pid) as sampler:
             browser = pw.chromium.launch(
-                executable_path=tb.CHROMIUM, headless=True, args=tb.CHROMIUM_ARGS
+                executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
             )
             pages = []
             for token in tokens:
-                page = browser.new_context(viewport=tb.VIEWPORT).new_page()
+                page = browser.new_context(viewport=VIEWPORT).new_page()
                 page.set_default_timeout(90_000)
                 page.goto(f"{app.url}/?token={token}")
                 pages.append(page)
             for page in pages:
                 page.locator(".st-key-submit").wait_for(state="visible")
-                tb.idle(page)
+                idle(page)
             open_kib = rss_kib(pid)
             for round_no in range(cases_each):
                 for r, page in enumerate(pages):
-                    one_case(page, round_no * readers + r)
-            time.sleep(1.0)
+                    if light:
+                        one_case(page, round_no * readers + r, ("Mediastinum",), 1)
+                    else:
+                        one_case(page, round_no * readers + r)
+            time.sleep(settle_s)
             end_kib = rss_kib(pid)
             browser.close()
-        time.sleep(1.0)
+        time.sleep(settle_s)
         closed_kib = rss_kib(pid)
     peak = sampler.peak_mib
     return {
         "benchmark": "memory",
-        "machine": tb.machine(),
-        "streamlit": tb.streamlit_version(),
+        "machine": f"{machine()}, Chromium {chromium_version()}",
+        "streamlit": streamlit_version(),
         "readers": readers,
         "cases_each": cases_each,
         "slice_size": slice_size,
@@ -175,7 +204,7 @@ def run(readers: int, cases_each: int, slice_size: int, work: Path) -> dict[str,
         "met": peak < TARGET_MIB,
         "samples": len(sampler.samples),
         "load_start": load_start,
-        "load_end": tb.load_average(),
+        "load_end": load_average(),
         "total_s": round(time.monotonic() - started, 1),
     }
 
@@ -183,7 +212,7 @@ def run(readers: int, cases_each: int, slice_size: int, work: Path) -> dict[str,
 def markdown(res: dict[str, Any], command: str) -> str:
     verdict = "**met**" if res["met"] else "**not met**"
     lines = [SECTION, ""]
-    lines += tb.para(
+    lines += para(
         "`benchmarks/memory.py`: the app server's resident memory (VmRSS of the",
         "`readerstudy serve` process and its children, sampled every 0.2 s) while"
         f" {res['readers']} reader sessions are open at once in one Chromium, on an all-strip",
@@ -193,7 +222,7 @@ def markdown(res: dict[str, Any], command: str) -> str:
         f"and answers, {res['cases_each']} cases each; answering also puts the following",
         "case's images on the page (the prefetch).",
     )
-    lines += tb.para(
+    lines += para(
         f"Command: `{command}`. Machine: {res['machine']}, Streamlit {res['streamlit']}; load",
         f"average {res['load_start']} at the start, {res['load_end']} at the end; run time",
         f"{res['total_s']:.0f} s.",
@@ -208,7 +237,7 @@ def markdown(res: dict[str, Any], command: str) -> str:
         f"| 1 s after the browser closed | {res['after_close_mib']} |",
         "",
     ]
-    lines += tb.para(
+    lines += para(
         f"Target: under {res['target_mib']} MiB: {verdict} (peak {res['peak_mib']} MiB). What",
         "holds memory: the imported libraries (most of the first session's jump), each",
         "session's state, the images on each session's page (Streamlit keeps their bytes in",
@@ -228,30 +257,24 @@ def main() -> int:
     parser.add_argument("--update-doc", type=Path, help="rewrite our section of this file")
     parser.add_argument("--json-out", type=Path)
     args = parser.parse_args()
-    if not Path(tb.CHROMIUM).exists():
-        print(json.dumps({"benchmark": "memory", "skipped": f"no Chromium at {tb.CHROMIUM}"}))
+    if not Path(CHROMIUM).exists():
+        print(json.dumps({"benchmark": "memory", "skipped": f"no Chromium at {CHROMIUM}"}))
         return 0
     readers, cases_each, size = (2, 1, 96) if args.quick else (args.readers, args.cases_each, 512)
+    settle_s = 0.2 if args.quick else 1.0  # a smoke run proves the plumbing, not the figures
     work = Path(tempfile.mkdtemp(prefix="memory-bench-"))
     try:
-        res = run(readers, cases_each, size, work)
+        res = run(readers, cases_each, size, work, settle_s, light=args.quick)
     except BaseException:
         print(f"work folder kept: {work}", file=sys.stderr)
         raise
     shutil.rmtree(work, ignore_errors=True)
-    shown = list(sys.argv[1:])
-    if "--json-out" in shown:  # where this run kept its JSON is no part of the command
-        i = shown.index("--json-out")
-        del shown[i : i + 2]
-    command = " ".join([".venv/bin/python benchmarks/memory.py", *shown])
+    command = shown_command("memory", sys.argv[1:])
     section = markdown(res, command)
     print(section, file=sys.stderr)
     if args.update_doc and not args.quick:
-        tb.update_doc(args.update_doc, section, SECTION)
-    if args.json_out:
-        args.json_out.write_text(json.dumps(res, indent=1))
-    print(json.dumps(res))
-    return 0
+        update_doc(args.update_doc, section, SECTION)
+    return emit(res, args.json_out)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Every benchmark in benchmarks/, one after the other, each in its own process, then a summary.
 
-    .venv/bin/python benchmarks/run_all.py [--quick] [--no-doc] [--doc docs/performance.md]
+    .venv/bin/python -m benchmarks.run_all [--quick] [--no-doc] [--doc docs/performance.md]
         [--only NAME ...] [--skip NAME ...] [--postgres-url URL]
 
 This is what ``make bench`` runs. Each benchmark rewrites its own section of
@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -36,13 +35,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.kit.doc import DOC, ROOT, shown_command
+from benchmarks.kit.measure import load_average, machine
+
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-DOC = ROOT / "docs" / "performance.md"
 SUMMARY = "## Summary"
 HELPERS = {
+    "__init__.py": "the package",
     "bare_app.py": "the floor page that transition.py serves",
     "submit_cost.py": "run by transition.py (the server-side submit); also standalone",
+    "transition_report.py": "the write-up of transition.py's result",
     "run_all.py": "this script",
 }
 
@@ -50,7 +52,7 @@ INTRO = """\
 # Performance
 
 Every benchmark of readerstudy on one page. `make bench` runs them all
-(`benchmarks/run_all.py`, one process each, one after the other) and rewrites
+(`python -m benchmarks.run_all`, one process each, one after the other) and rewrites
 each section below from the figures it measured: the summary table first, then
 scoring, strip building, load, case-to-case transitions and memory. Each section
 gives its command, the machine, the figures and what they are compared with (a
@@ -59,6 +61,11 @@ work). The machine is a shared 2-core VM on which other test suites run too, so
 every figure carries the load average it was taken under (the 1-minute average,
 so a benchmark's starting figure still includes the tail of the one before it);
 compare figures within a section's own run, not across runs.
+
+Percentiles (p50, p95, p99) are nearest rank throughout: the p-th percentile of n
+values is the ceil(p/100 x n)-th smallest, a latency that was actually observed
+(the p95 of 30 transitions is their second-slowest). One definition,
+`benchmarks/kit/measure.py`, used by every benchmark and by `scripts/loadtest.py`.
 """
 
 
@@ -83,10 +90,6 @@ class Outcome:
     load_end: float
     result: dict[str, Any] = field(default_factory=dict)
     stdout: str = ""
-
-
-def load_average() -> float:
-    return round(os.getloadavg()[0], 2)
 
 
 def _pg(url: str) -> list[str]:
@@ -158,6 +161,18 @@ def memory_headline(res: dict[str, Any], _: str) -> tuple[str, str, bool | None]
     return text, "< 1 GiB", bool(res["met"])
 
 
+def analyst_memory_headline(res: dict[str, Any], _: str) -> tuple[str, str, bool | None]:
+    if "first_session_mib" not in res:
+        return res.get("skipped", "(no result)"), "", None
+    further = ", ".join(f"{f:+.1f}" for f in res["further_session_mib"]) or "none"
+    text = (
+        f"first analyst session {res['first_session_mib']:+.1f} MiB over idle "
+        f"({res['idle_mib']}), further {further} MiB; {res['cases']} cases x "
+        f"{res['readers'] + res['models']} responders"
+    )
+    return text, "first < 200 MiB; further < 20 MiB", bool(res["met"])
+
+
 BENCHES = [
     Bench(
         "scoring",
@@ -207,6 +222,14 @@ BENCHES = [
         lambda pg, js: ["--quick", "--json-out", js],
         memory_headline,
     ),
+    Bench(
+        "analyst_memory",
+        "analyst_memory.py",
+        "## Analyst memory",
+        lambda doc, pg, js: ["--json-out", js, *(["--update-doc", doc] * bool(doc))],
+        lambda pg, js: ["--quick", "--json-out", js],
+        analyst_memory_headline,
+    ),
 ]
 
 
@@ -241,7 +264,7 @@ def last_json(text: str) -> dict[str, Any]:
 
 
 def run_one(bench: Bench, argv: list[str], json_path: Path | None) -> Outcome:
-    cmd = [sys.executable, str(HERE / bench.script), *argv]
+    cmd = [sys.executable, "-m", f"benchmarks.{bench.script[:-3]}", *argv]
     shown = " ".join(a if "@" not in a else "<url>" for a in cmd[1:])
     print(f"\n=== {bench.name}: {shown}", flush=True)
     load_start, started = load_average(), time.monotonic()
@@ -266,25 +289,32 @@ def run_one(bench: Bench, argv: list[str], json_path: Path | None) -> Outcome:
     )
 
 
+def judge(o: Outcome) -> tuple[str, str, bool | None]:
+    """(headline, target, met) of one benchmark's result."""
+    if o.bench.headline is None:
+        return "(see its output)", "", None
+    return o.bench.headline(o.result, o.stdout)
+
+
+def headline_of(o: Outcome) -> str:
+    return judge(o)[0]
+
+
 def summary_section(
     outcomes: list[Outcome], total_s: float, pg_note: str, quick: bool, started: str
 ) -> str:
-    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     lines = [
         SUMMARY,
         "",
-        f"`make bench` (`.venv/bin/python benchmarks/run_all.py`{' --quick' if quick else ''})"
-        f" on {started}: {machine}; {total_s / 60:.1f} min for everything."
+        f"`make bench` (`.venv/bin/python -m benchmarks.run_all`{' --quick' if quick else ''})"
+        f" on {started}: {machine()}; {total_s / 60:.1f} min for everything."
         + (f" {pg_note}: PostgreSQL rows left out." if pg_note else ""),
         "",
         "| benchmark | headline (this run) | target | met | time | load |",
         "|---|---|---|---|---:|---|",
     ]
     for o in outcomes:
-        if o.bench.headline is not None:
-            headline, target, ok = o.bench.headline(o.result, o.stdout)
-        else:
-            headline, target, ok = "(see its output)", "", None
+        headline, target, ok = judge(o)
         if o.code != 0:
             headline = f"exit code {o.code}; {headline}"
         met = {True: "yes", False: "**no**", None: "-"}[ok]
@@ -296,9 +326,7 @@ def summary_section(
         )
     lines += ["", "Commands, one per benchmark (PostgreSQL URL shown as `<url>`):", ""]
     for o in outcomes:
-        argv = [a if "@" not in a else "<url>" for a in o.argv if not a.endswith(".json")]
-        argv = [a for a in argv if a != "--json-out"]
-        lines.append(f"    .venv/bin/python benchmarks/{o.bench.script} {' '.join(argv)}".rstrip())
+        lines.append(f"    {shown_command(o.bench.script[:-3], o.argv)}".rstrip())
     return "\n".join(lines) + "\n"
 
 
@@ -365,6 +393,7 @@ def main() -> int:
             {
                 "benchmarks": [o.bench.name for o in outcomes],
                 "failed": failed,
+                "headlines": {o.bench.name: headline_of(o) for o in outcomes},
                 "total_s": round(total, 1),
                 "quick": args.quick,
                 "postgres": bool(pg),

@@ -1,6 +1,6 @@
 """Scoring benchmark: vectorised `scoring` against a naive pandas-groupby version.
 
-    .venv/bin/python benchmarks/scoring_bench.py [--write docs/performance.md]
+    .venv/bin/python -m benchmarks.scoring_bench [--write docs/performance.md]
 
 Two workloads, synthetic data from a fixed seed:
 1. 1,000,000 response rows (5,000 cases x 200 responders: 150 readers in three
@@ -19,11 +19,7 @@ of a second run (numpy and pandas report their buffers to tracemalloc).
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import re
 import sys
-import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from benchmarks.kit.doc import shown_command, update_doc
+from benchmarks.kit.measure import best_of, load_average, machine
 from scoring import ScoringParams, score_responses
 
 SEED = 20240601
@@ -164,11 +162,7 @@ def measure(
     """(seconds, peak MiB, result): the best of ``repeat`` untraced runs of ``fn``
     (the machine is shared: the minimum is the least disturbed), then ``traced``
     (default ``fn``) once under tracemalloc for the peak."""
-    seconds = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        seconds = min(seconds, time.perf_counter() - start)
+    seconds, result = best_of(fn, repeat)
     tracemalloc.start()
     (traced or fn)()
     peak = tracemalloc.get_traced_memory()[1] / 2**20
@@ -236,25 +230,14 @@ def main() -> None:
         table.append(
             f"| {name} | {t:.2f} s | {m:.0f} MiB | {tn:.2f} s | {mn:.0f} MiB | {tn / t:.0f}x |"
         )
-    cpu = (
-        f"{os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"numpy {np.__version__}, pandas {pd.__version__}"
-    )
+    cpu = f"{machine()}, numpy {np.__version__}, pandas {pd.__version__}"
     text = "\n".join(table)
     print(text)
     print(f"\nmachine: {cpu}")
     if args.write:
-        command = " ".join([".venv/bin/python benchmarks/scoring_bench.py", *sys.argv[1:]])
+        command = shown_command("scoring_bench", sys.argv[1:])
         note = f" Load average {load_start:.1f} at the start, {load_average():.1f} at the end."
         write_section(Path(args.write), text, cpu, command, note)
-
-
-def load_average() -> float:
-    """1-minute load: other jobs on the shared machine slow every row."""
-    try:
-        return os.getloadavg()[0]
-    except OSError:
-        return float("nan")
 
 
 def write_section(path: Path, table: str, machine: str, command: str, note: str = "") -> None:
@@ -276,10 +259,7 @@ def write_section(path: Path, table: str, machine: str, command: str, note: str 
         "\n\n"
         f"{table}\n"
     )
-    text = path.read_text() if path.exists() else "# Performance\n"
-    pattern = re.compile(r"^## Scoring\n.*?(?=^## |\Z)", re.S | re.M)
-    text = pattern.sub(body + "\n", text) if pattern.search(text) else text.rstrip() + "\n\n" + body
-    path.write_text(text.rstrip() + "\n")
+    update_doc(path, body, "## Scoring")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Strip building vs a naive full-volume load, for a 512x512x400 int16 CT volume.
 
-    .venv/bin/python benchmarks/strip_bench.py [--slices 400] [--repeat 5]
+    .venv/bin/python -m benchmarks.strip_bench [--slices 400] [--repeat 5]
         [--update-doc docs/performance.md]
 
 The volume is a synthetic CT phantom (air, an elliptical body with noise, a
@@ -23,13 +23,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -37,6 +34,8 @@ from typing import Any
 import nibabel as nib
 import numpy as np
 
+from benchmarks.kit.doc import ROOT, shown_command, update_doc
+from benchmarks.kit.measure import load_average, machine, stopwatch
 from reader_app.ingest.nifti_reader import open_nifti
 from reader_app.ingest.strips import build_strip, sample_indices
 
@@ -100,7 +99,8 @@ def one_shot(method: str, path: Path, *, cold: bool) -> tuple[float, float]:
     if cold:
         drop_cache(path)
     out = subprocess.run(
-        [sys.executable, __file__, "--one", method, str(path)],
+        [sys.executable, "-m", "benchmarks.strip_bench", "--one", method, str(path)],
+        cwd=ROOT,
         check=True,
         capture_output=True,
         text=True,
@@ -121,8 +121,7 @@ def run(slices: int, repeat: int, workdir: Path) -> dict[str, object]:
         "shape": [512, 512, slices],
         "dtype": "int16",
         "repeat": repeat,
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
-        f"load average {os.getloadavg()[0]:.1f} at start",
+        "machine": f"{machine()}, load average {load_average():.1f} at start",
         "sizes_mb": {k: round(p.stat().st_size / 2**20, 1) for k, p in files.items()},
     }
     for label, path in files.items():
@@ -228,18 +227,6 @@ def verdict(results: dict[str, Any]) -> list[str]:
     ]
 
 
-def update_doc(doc: Path, section: str) -> None:
-    """Replace only our section (up to the next '## ' heading); create the file if missing."""
-    text = doc.read_text() if doc.exists() else "# Performance\n\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    text = (
-        pattern.sub(lambda _: section, text)
-        if pattern.search(text)
-        else (text.rstrip("\n") + "\n\n" + section)
-    )
-    doc.write_text(text)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--slices", type=int, default=400)
@@ -251,18 +238,18 @@ def main() -> int:
         method, path = args.one
         times = []
         for _ in range(2):
-            start = time.perf_counter()
-            METHODS[method](Path(path))
-            times.append(time.perf_counter() - start)
+            with stopwatch() as took:
+                METHODS[method](Path(path))
+            times.append(took[0])
         print(*times)
         return 0
     with tempfile.TemporaryDirectory(prefix="strip-bench-") as tmp:
         results = run(args.slices, args.repeat, Path(tmp))
-    command = ".venv/bin/python benchmarks/strip_bench.py"
+    command = shown_command("strip_bench", [])
     section = markdown(results, command)
     print(section)
     if args.update_doc:
-        update_doc(args.update_doc, section)
+        update_doc(args.update_doc, section, SECTION)
     print(json.dumps(results))
     return 0
 

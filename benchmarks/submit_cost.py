@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Server-side cost of one answer: ``submit_answer`` + the next case, on the service layer.
 
-    .venv/bin/python benchmarks/submit_cost.py [--iterations 500] [--cases 200]
+    .venv/bin/python -m benchmarks.submit_cost [--iterations 500] [--cases 200]
         [--postgres-url postgresql://...] [--quick] [--json-out FILE]
 
 Each iteration is what the exam page's server does for one answer, minus
@@ -23,11 +23,7 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
-import os
-import platform
 import secrets
-import statistics
 import sys
 import tempfile
 import time
@@ -36,11 +32,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from PIL import Image
 from sqlalchemy.engine import make_url
 from sqlmodel import Session
 
+from benchmarks.kit.doc import emit
+from benchmarks.kit.measure import latency_summary, load_average, machine
 from reader_app.auth import invite_reader
 from reader_app.casebank import RenderedImage, add_case, create_study
 from reader_app.db import make_engine, migrate
@@ -52,10 +49,6 @@ from reader_app.models import Reader, Study, utcnow
 TARGET_P95_MS = 20.0
 WARMUP = 50  # untimed answers by an extra reader first: a warm pool and warm caches
 WINDOWS = ("lung", "mediastinum", "bone")
-
-
-def load_average() -> float:
-    return round(os.getloadavg()[0], 2)
 
 
 def _png(index: int) -> bytes:
@@ -209,17 +202,9 @@ def _answer(engine: Any, rid: int, cases: int, count: int, hint: bool) -> None:
         from_slot = case.slot + 1 if hint else 0
 
 
-def stats(values: list[float]) -> dict[str, float]:
-    if not values:
-        return {}
-    arr = np.asarray(values)
-    return {
-        "p50_ms": round(float(np.percentile(arr, 50)), 2),
-        "p95_ms": round(float(np.percentile(arr, 95)), 2),
-        "p99_ms": round(float(np.percentile(arr, 99)), 2),
-        "mean_ms": round(statistics.fmean(values), 2),
-        "max_ms": round(max(values), 2),
-    }
+def stats(values: list[float]) -> dict[str, Any]:
+    """Latency figures in ms, two decimals (nearest-rank percentiles, benchmarks.kit)."""
+    return latency_summary(values, digits=2)
 
 
 @contextmanager
@@ -239,6 +224,10 @@ def postgres_database(server_url: str) -> Iterator[str]:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def _or_dash(value: float | None) -> str:
+    return "-" if value is None else str(value)
+
+
 def markdown_rows(res: dict[str, Any]) -> list[str]:
     """Table rows: | backend | answers | p50 | p95 | p99 | submit p95 | next p95 |
     first / last 20 p50 | load |"""
@@ -248,8 +237,8 @@ def markdown_rows(res: dict[str, Any]) -> list[str]:
         rows.append(
             f"| {backend} | {r['answers']} | {t['p50_ms']} ms | **{t['p95_ms']} ms** "
             f"| {t['p99_ms']} ms | {s['p95_ms']} ms | {n['p95_ms']} ms "
-            f"| {r['first_20_per_reader'].get('p50_ms', '-')} / "
-            f"{r['last_20_per_reader'].get('p50_ms', '-')} ms "
+            f"| {_or_dash(r['first_20_per_reader'].get('p50_ms'))} / "
+            f"{_or_dash(r['last_20_per_reader'].get('p50_ms'))} ms "
             f"| {r['load_start']} -> {r['load_end']} |"
         )
     return rows
@@ -271,8 +260,7 @@ def measure(iterations: int, cases: int, postgres_url: str = "") -> dict[str, An
                     )
     return {
         "benchmark": "submit_cost",
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}",
+        "machine": machine(),
         "iterations": iterations,
         "cases": cases,
         "target_p95_ms": TARGET_P95_MS,
@@ -300,10 +288,7 @@ def main() -> int:
             f"{r['load_end']}",
             file=sys.stderr,
         )
-    if args.json_out:
-        args.json_out.write_text(json.dumps(res, indent=1))
-    print(json.dumps(res))
-    return 0
+    return emit(res, args.json_out)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import secrets
 from dataclasses import dataclass
 
@@ -18,10 +19,13 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from reader_app.audit import record_event
+from reader_app.errors import ReaderStudyError
 from reader_app.models import ROLES, Reader, Study, utcnow
 
+log = logging.getLogger(__name__)
 
-class AuthError(PermissionError):
+
+class AuthError(ReaderStudyError, PermissionError):
     """The caller may not do this; the message is safe to show."""
 
 
@@ -94,13 +98,17 @@ def revoke_invite(*, session: Session, reader: Reader, actor: str) -> None:
 
 def authenticate(*, session: Session, token: str) -> Reader:
     """Return the reader a token belongs to, or raise AuthError (forged, rotated, revoked)."""
+    # Log lines name the reason and at most the reader's id: never the token, never an email.
     if not token or len(token) > 200:
+        log.warning("sign-in refused: malformed link (%d characters)", len(token or ""))
         raise AuthError("This sign-in link is not valid.")
     digest = hash_token(token)
     reader = session.exec(select(Reader).where(Reader.token_hash == digest)).first()
     if reader is None or not hmac.compare_digest(reader.token_hash or "", digest):
+        log.warning("sign-in refused: unknown or rotated link")
         raise AuthError("This sign-in link is not valid.")
     if reader.token_revoked_at is not None:
+        log.warning("sign-in refused: revoked link (reader id %s)", reader.id)
         raise AuthError("This sign-in link has been revoked. Ask the study coordinator.")
     return reader
 
@@ -126,8 +134,10 @@ def readers_for_email(
     """
     address = normalize_email(email)
     if not address or "@" not in address:
+        log.warning("sign-in refused: the identity provider gave no email address")
         raise AuthError("Your sign-in did not provide an email address.")
     if email_verified is False:
+        log.warning("sign-in refused: the identity provider has not verified the email")
         raise AuthError("Your identity provider has not verified this email address.")
     readers = session.exec(
         select(Reader)
@@ -138,6 +148,7 @@ def readers_for_email(
         .order_by(col(Reader.study_id), col(Reader.id))
     ).all()
     if not readers:
+        log.warning("sign-in refused: no reader is registered with that email address")
         raise AuthError(f"{address} is not registered for a study here. Ask the study coordinator.")
     return list(readers)
 
@@ -145,6 +156,7 @@ def readers_for_email(
 def require_role(actor: Reader, *roles: str) -> None:
     """Service-layer guard: the UI hides pages, but this is what actually refuses."""
     if actor.role not in roles:
+        log.warning("refused: reader id %s (%s) needs the %s role", actor.id, actor.role, roles)
         raise AuthError(f"This needs the {' or '.join(roles)} role.")
 
 

@@ -19,6 +19,7 @@ alongside (docs/deploy.md).
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import shutil
 import sqlite3
@@ -34,14 +35,17 @@ from sqlalchemy.engine import make_url
 
 from reader_app.audit import record_event
 from reader_app.db import make_engine, migrate, session_scope
+from reader_app.errors import ReaderStudyError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 PGDUMP_MAGIC = b"PGDMP"
 COUNTED_TABLES = ("studies", "cases", "readers", "responses", "verdicts", "audit_events")
 PG_TIMEOUT_S = 3600
 
+log = logging.getLogger(__name__)
 
-class BackupError(RuntimeError):
+
+class BackupError(ReaderStudyError, RuntimeError):
     """The backup or restore cannot be done; the message says why and what to do."""
 
 
@@ -130,6 +134,7 @@ def backup_database(url: str, dest: Path) -> BackupResult:
         raise BackupError(f"{dest} already exists; choose another file name")
     dest.parent.mkdir(parents=True, exist_ok=True)
     counts = table_counts(url)
+    log.info("backup of the %s database to %s started", backend_of(url), dest)
     fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=".backup-")
     os.close(fd)
     tmp = Path(tmp_name)
@@ -144,6 +149,9 @@ def backup_database(url: str, dest: Path) -> BackupResult:
     result = BackupResult(dest, backend_of(url), dest.stat().st_size, _sha256(dest), counts)
     if "audit_events" in counts:
         _record(url, "backup", file=dest.name, sha256=result.sha256, counts=counts)
+    log.info(
+        "backup written: %s (%d bytes, sha256 %s, %s)", dest, result.size, result.sha256, counts
+    )
     return result
 
 
@@ -204,13 +212,16 @@ def restore_database(url: str, source: Path, *, force: bool = False) -> dict[str
             f"the database already holds data ({held}); a restore replaces all of it. "
             "Stop the app, take a backup, then run the restore again with --force"
         )
+    log.warning("restore of %s into the %s database started (replacing %s)", source, kind, existing)
     if kind == "sqlite":
         _sqlite_restore(source, _sqlite_path(url))
     else:
         _pg_restore(url, source)
     migrate(url)  # an older backup is brought up to the current schema
     _record(url, "restore", file=source.name, sha256=_sha256(source), replaced=existing)
-    return table_counts(url)
+    counts = table_counts(url)
+    log.info("restore of %s finished: %s", source, counts)
+    return counts
 
 
 def _sqlite_restore(source: Path, target: Path) -> None:

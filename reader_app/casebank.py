@@ -71,8 +71,13 @@ def add_case(
     modality: str | None = None,
     region: str | None = None,
     reviewed_by: str | None = None,
+    reference_region: str | None = None,
+    reference_mask: bytes | None = None,
 ) -> Case:
-    """Add one case with its images and answer key (flushes, does not commit)."""
+    """Add one case with its images and answer key (flushes, does not commit).
+
+    ``reference_region`` / ``reference_mask``: the grounding truth, already checked
+    against the stored pixels (reader_app.ingest.reference)."""
     if kind not in ("spot", "strip"):
         raise ValueError(f"case {source_id}: kind must be spot or strip, not {kind!r}")
     if not images:
@@ -107,6 +112,14 @@ def add_case(
                 height=image.height,
             )
         )
-    session.add(AnswerKey(case_id=case.id, diagnosis=diagnosis, synonyms="|".join(synonyms)))
+    session.add(
+        AnswerKey(
+            case_id=case.id,
+            diagnosis=diagnosis,
+            synonyms="|".join(synonyms),
+            reference_region=reference_region,
+            reference_mask=reference_mask,
+        )
+    )
     session.flush()
     return case

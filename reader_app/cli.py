@@ -1,11 +1,20 @@
-"""The ``readerstudy`` command: a thin dispatcher over reader_app.commands.*."""
+"""The ``readerstudy`` command: a thin dispatcher over reader_app.commands.*.
+
+Every user-facing error (``reader_app.errors.ReaderStudyError``) is caught here,
+once: its message goes to stderr as ``readerstudy: <message>`` and the exit code
+is 2; the traceback is printed only with ``--debug``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+import traceback
 from collections.abc import Sequence
+
+from reader_app.errors import ReaderStudyError
+from reader_app.logs import configure_logging
 
 # Each module registers one subcommand with add_parser(subparsers) and
 # set_defaults(func=run); run(args) returns the exit code.
@@ -19,15 +28,21 @@ COMMAND_MODULES = (
     "score",
     "import_run",
     "run_model",
+    "judge_reports",
     "backup",
     "restore",
 )
+
+USER_ERROR = 2  # the exit code of every user-facing error
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="readerstudy",
         description="Radiology reader studies: humans and AI models, same exam, same scoring.",
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help="print the traceback of an error, not just its message"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
@@ -41,7 +56,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    code: int = args.func(args)
+    try:
+        configure_logging()
+        code: int = args.func(args)
+    except ReaderStudyError as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"readerstudy: {exc}", file=sys.stderr)
+        return USER_ERROR
     return code
 
 

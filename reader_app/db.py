@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import fcntl
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import event, make_url, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.pool import NullPool
 from sqlmodel import Session, create_engine
 
+# Alembic (with Mako and Pygments, ~12 MiB resident) is imported inside the migration
+# functions: the app's pages import this module for the engine and never migrate.
+if TYPE_CHECKING:
+    from alembic.config import Config
+
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+log = logging.getLogger(__name__)
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -62,6 +67,8 @@ def session_scope(engine: Engine) -> Iterator[Session]:
 
 
 def alembic_config(url: str) -> Config:
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
     cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
@@ -111,5 +118,33 @@ def migrate(url: str) -> None:
     "heads" rather than "head": independent feature branches of the migration
     tree may each add their own tables.
     """
+    from alembic import command
+
     with migration_lock(url):
+        before = _revisions(url)
         command.upgrade(alembic_config(url), "heads")
+        after = _revisions(url)
+    if after != before:
+        log.info(
+            "database %s migrated: %s -> %s",
+            _shown(url),
+            ", ".join(sorted(before)) or "empty",
+            ", ".join(sorted(after)),
+        )
+
+
+def _revisions(url: str) -> set[str]:
+    """The Alembic revisions the database is at (empty for a new database)."""
+    from alembic.runtime.migration import MigrationContext
+
+    engine = make_engine(url, pooled=False)
+    try:
+        with engine.connect() as conn:
+            return set(MigrationContext.configure(conn).get_current_heads())
+    finally:
+        engine.dispose()
+
+
+def _shown(url: str) -> str:
+    """The URL without its password, for a log line."""
+    return make_url(url).render_as_string(hide_password=True)

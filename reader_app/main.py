@@ -8,14 +8,16 @@ they are at; then the exam.
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
 
 import streamlit as st
 
 from reader_app.exam.config import exam_config
 from reader_app.exam.onboarding import onboarding_step
+from reader_app.logs import configure_logging
 from reader_app.ui.components.sign_in_panel import sign_in_panel
 from reader_app.ui.context import db_session, finish_sign_out, load_reader, sign_in
-from reader_app.ui.navigation import PAGES_DIR, pages_for
+from reader_app.ui.navigation import PAGES_DIR, other_pages, pages_for
 
 
 @st.cache_resource(show_spinner=False)
@@ -36,6 +38,7 @@ def freeze_startup_heap() -> bool:
 
 
 st.set_page_config(page_title="readerstudy", page_icon="🩻", layout="wide")
+configure_logging()
 freeze_startup_heap()
 
 finish_sign_out()
@@ -61,4 +64,20 @@ pages = [
     st.Page(PAGES_DIR / s.file, title=s.title, icon=s.icon, url_path=s.url_path, default=(i == 0))
     for i, s in enumerate(specs)
 ]
-st.navigation(pages, position="sidebar" if len(pages) > 1 else "hidden").run()
+
+
+def _redirect_to(page: st.Page) -> Callable[[], None]:
+    def redirect() -> None:
+        st.switch_page(page, query_params=st.query_params.to_dict())
+
+    return redirect
+
+
+# Another role's address (a staff URL opened by a reader, an onboarding step already
+# done): a hidden page that sends the user to their own first page, instead of
+# Streamlit's "Page not found" dialog.
+redirects = [
+    st.Page(_redirect_to(pages[0]), title=s.title, url_path=s.url_path, visibility="hidden")
+    for s in other_pages(user.role, step)
+]
+st.navigation([*pages, *redirects], position="sidebar" if len(pages) > 1 else "hidden").run()

@@ -14,6 +14,8 @@ from sqlalchemy import (
     Column,
     DateTime,
     Index,
+    Integer,
+    LargeBinary,
     Text,
     TypeDecorator,
     UniqueConstraint,
@@ -115,6 +117,11 @@ class AnswerKey(SQLModel, table=True):
     synonyms: str = Field(
         default="", sa_column=Column(Text, nullable=False, default="")
     )  # '|'-separated
+    # grounding (SCORING.md section 8), ground truth like the diagnosis: never served.
+    # Boxes as scoring.regions.format_region writes them, in stored-image pixels; a
+    # mask as reader_app.grounding.encode_mask bytes (same pixels, slices first).
+    reference_region: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    reference_mask: bytes | None = Field(default=None, sa_column=Column(LargeBinary, nullable=True))
     updated_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
@@ -177,6 +184,8 @@ class ModelRun(SQLModel, table=True):
     endpoint_host: str | None = Field(default=None, max_length=255)
     params_json: str = Field(default="{}", sa_column=Column(Text, nullable=False, default="{}"))
     prompt_version: str | None = Field(default=None, max_length=64)
+    # a text-only ablation: the same prompt and history, no image sent
+    no_images: bool = False
     source: str = Field(default="runner", max_length=16)  # runner | import
     started_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
@@ -185,8 +194,31 @@ class ModelRun(SQLModel, table=True):
         default=None, sa_column=Column(UTCDateTime(), nullable=True)
     )
     totals_json: str = Field(default="{}", sa_column=Column(Text, nullable=False, default="{}"))
+    # runner sessions so far, incremented by one UPDATE (never read-modify-write)
+    sessions: int = Field(
+        default=0, sa_column=Column(Integer, nullable=False, default=0, server_default="0")
+    )
 
     __table_args__ = (UniqueConstraint("study_id", "name", name="uq_run_name"),)
+
+
+class RunLease(SQLModel, table=True):
+    """A runner process's claim on one (run, case) while it asks the model.
+
+    Inserted before the request, deleted with the answer's commit; a process
+    killed mid-request leaves it until ``expires_at``, after which another
+    runner may take it over (one conditional UPDATE). Live holders renew it.
+    """
+
+    __tablename__ = "run_leases"
+
+    id: int | None = Field(default=None, primary_key=True)
+    model_run_id: int = Field(foreign_key="model_runs.id")
+    case_id: int = Field(foreign_key="cases.id")
+    holder: str = Field(max_length=120)
+    expires_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
+
+    __table_args__ = (UniqueConstraint("model_run_id", "case_id", name="uq_run_lease_case"),)
 
 
 class Response(SQLModel, table=True):
@@ -202,6 +234,12 @@ class Response(SQLModel, table=True):
     idk: bool = False
     status: str = Field(max_length=16)
     shown_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime(), nullable=True))
+    # the first time this reader was shown the case, kept across reloads (case_shown)
+    first_shown_at: datetime | None = Field(
+        default=None, sa_column=Column(UTCDateTime(), nullable=True)
+    )
+    # time the case page was visible to the reader: pauses and hidden tabs excluded
+    active_ms: int | None = None
     submitted_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
@@ -214,6 +252,12 @@ class Response(SQLModel, table=True):
     raw_reply: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     meta_json: str = Field(default="{}", sa_column=Column(Text, nullable=False, default="{}"))
     revision: int = 0
+    # what the reader did in the viewer (slices, windows, zoom, fullscreen): JSON, or
+    # NULL when the browser reported nothing (model runs, scripts, old rows)
+    interaction_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    # the responder's location (reader_app.grounding): a point in stored-image pixels,
+    # "no focal finding", or NULL when none was given
+    location_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 
     __table_args__ = (
         UniqueConstraint("reader_id", "case_id", name="uq_response_reader_case"),
@@ -227,6 +271,16 @@ class Response(SQLModel, table=True):
         Index("ix_responses_reader", "reader_id"),
         Index("ix_responses_run", "model_run_id"),
     )
+
+
+class CaseShown(SQLModel, table=True):
+    """When a reader first saw a case: written once, so a reload cannot restart the clock."""
+
+    __tablename__ = "case_shown"
+
+    reader_id: int = Field(foreign_key="readers.id", primary_key=True)
+    case_id: int = Field(foreign_key="cases.id", primary_key=True)
+    first_shown_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
 
 
 class ResponseRevision(SQLModel, table=True):
@@ -244,6 +298,10 @@ class ResponseRevision(SQLModel, table=True):
     replaced_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
+    # a model run's replaced technical failure keeps its raw reply and error (meta)
+    raw_reply: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    meta_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    location_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 
 
 class Verdict(SQLModel, table=True):
@@ -280,3 +338,202 @@ class AuditEvent(SQLModel, table=True):
     actor: str = Field(max_length=200)
     action: str = Field(max_length=64)
     detail_json: str = Field(default="{}", sa_column=Column(Text, nullable=False, default="{}"))
+
+
+IMPORT_JOB_STATES = ("running", "done", "failed")
+
+
+class ImportJob(SQLModel, table=True):
+    """A study set-up import started from the browser; its progress survives a page reload.
+
+    The import runs in a server-side thread (reader_app.study_setup.jobs), which
+    writes its progress here; the page only reads this row.
+    """
+
+    __tablename__ = "import_jobs"
+
+    id: int | None = Field(default=None, primary_key=True)
+    actor: str = Field(max_length=200)  # the coordinator's code
+    actor_study_id: int = Field(foreign_key="studies.id", index=True)  # where they signed in
+    target_slug: str = Field(max_length=64)
+    mode: str = Field(max_length=8)  # new | add
+    source_name: str = Field(max_length=255)  # the ZIP's file name or the server folder
+    state: str = Field(default="running", max_length=16)
+    cases_total: int = 0
+    cases_done: int = 0
+    images_done: int = 0
+    strips_done: int = 0
+    message: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    report_text: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    study_id: int | None = Field(default=None, foreign_key="studies.id")
+    started_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+    updated_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+    finished_at: datetime | None = Field(
+        default=None, sa_column=Column(UTCDateTime(), nullable=True)
+    )
+
+    __table_args__ = (
+        CheckConstraint("state in ('running','done','failed')", name="ck_import_job_state"),
+        CheckConstraint("mode in ('new','add')", name="ck_import_job_mode"),
+    )
+
+
+# Grading (migration 0003_grading). The grade memory itself is ``Verdict``;
+# these tables hold what leads to a verdict (adjudicator decisions, judge
+# calls), the answer-key history and the 0-40 report rubric grades.
+
+
+class AnswerKeyVersion(SQLModel, table=True):
+    """An earlier answer key of a case, kept when a coordinator changes it."""
+
+    __tablename__ = "answer_key_history"
+
+    id: int | None = Field(default=None, primary_key=True)
+    case_id: int = Field(foreign_key="cases.id", index=True)
+    diagnosis: str = Field(sa_column=Column(Text, nullable=False))
+    synonyms: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    valid_from: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
+    replaced_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+    replaced_by: str = Field(max_length=200)
+    reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+
+
+class Adjudication(SQLModel, table=True):
+    """One adjudicator's decision on one item (case, normalized answer).
+
+    ``round`` is ``first`` for the independent decisions and ``third`` for the
+    tie-break after two first-round decisions disagree. ``active`` turns false
+    when the item is reopened (e.g. its reference diagnosis changed).
+    """
+
+    __tablename__ = "adjudications"
+
+    id: int | None = Field(default=None, primary_key=True)
+    case_id: int = Field(foreign_key="cases.id", index=True)
+    normalized_answer: str = Field(sa_column=Column(Text, nullable=False))
+    adjudicator_id: int = Field(foreign_key="readers.id", index=True)
+    round: str = Field(default="first", max_length=8)
+    correct: int
+    note: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    add_synonym: bool = False
+    decided_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+    active: bool = True
+
+    __table_args__ = (
+        CheckConstraint("correct in (0, 1)", name="ck_adjudication_correct"),
+        CheckConstraint("round in ('first','third')", name="ck_adjudication_round"),
+        Index("ix_adjudication_item", "case_id", "normalized_answer", "active"),
+    )
+
+
+class JudgeCall(SQLModel, table=True):
+    """Cache of LLM-judge replies: one row per (endpoint, model, prompt, candidate)."""
+
+    __tablename__ = "judge_calls"
+
+    id: int | None = Field(default=None, primary_key=True)
+    cache_key: str = Field(max_length=64, unique=True)
+    endpoint_host: str = Field(max_length=255)
+    model: str = Field(max_length=200)
+    prompt_version: str = Field(max_length=32)
+    normalized_answer: str = Field(sa_column=Column(Text, nullable=False))
+    correct: int
+    reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    reply: str = Field(sa_column=Column(Text, nullable=False))
+    created_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+
+    __table_args__ = (CheckConstraint("correct in (0, 1)", name="ck_judge_correct"),)
+
+
+class RubricGrade(SQLModel, table=True):
+    """A 0-40 report-rubric grade (SCORING.md section 6) of one response."""
+
+    __tablename__ = "rubric_grades"
+
+    id: int | None = Field(default=None, primary_key=True)
+    response_id: int = Field(foreign_key="responses.id", index=True)
+    adjudicator_id: int = Field(foreign_key="readers.id")
+    score: int
+    note: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    graded_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+    active: bool = True
+
+    __table_args__ = (CheckConstraint("score >= 0 and score <= 40", name="ck_rubric_score"),)
+
+
+# Report answer mode (migration 0017_report_answers). ``case_reports`` holds a
+# case's answer mode and its reference report: grading and analysis read it;
+# the exam reads the ``answer`` column alone, so a reference report never
+# reaches a reader. ``rubric_judge_calls`` caches one judge's 0-40 score of
+# one report text (keyed by prompt version, endpoint, model, reference and
+# text: a human and a model with the same text share one call);
+# ``rubric_judgements`` is the judges' joint result for one response under one
+# prompt version.
+
+
+class CaseReport(SQLModel, table=True):
+    __tablename__ = "case_reports"
+
+    id: int | None = Field(default=None, primary_key=True)
+    case_id: int = Field(foreign_key="cases.id", unique=True)
+    answer: str = Field(default="diagnosis", max_length=16)
+    reference_findings: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    reference_impression: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+
+    __table_args__ = (
+        CheckConstraint("answer in ('diagnosis','report')", name="ck_case_report_answer"),
+    )
+
+
+class RubricJudgeCall(SQLModel, table=True):
+    __tablename__ = "rubric_judge_calls"
+
+    id: int | None = Field(default=None, primary_key=True)
+    cache_key: str = Field(max_length=64, unique=True)
+    endpoint_host: str = Field(max_length=255)
+    model: str = Field(max_length=200)
+    prompt_version: str = Field(max_length=64)
+    score: int
+    reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    reply: str = Field(sa_column=Column(Text, nullable=False))
+    created_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+
+    __table_args__ = (CheckConstraint("score >= 0 and score <= 40", name="ck_rubric_call_score"),)
+
+
+class RubricJudgement(SQLModel, table=True):
+    __tablename__ = "rubric_judgements"
+
+    id: int | None = Field(default=None, primary_key=True)
+    response_id: int = Field(foreign_key="responses.id", index=True)
+    prompt_version: str = Field(max_length=64)
+    judges: str = Field(max_length=500)  # "model@host+model@host"
+    scores_json: str = Field(sa_column=Column(Text, nullable=False))  # a score or null per judge
+    status: str = Field(max_length=16)  # agree | disagree | error
+    score: int | None = None  # set when status is agree
+    gap: int
+    created_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+    active: bool = True
+
+    __table_args__ = (
+        CheckConstraint("status in ('agree','disagree','error')", name="ck_rubric_judgement"),
+        CheckConstraint(
+            "score is null or (score >= 0 and score <= 40)", name="ck_rubric_judgement_score"
+        ),
+    )

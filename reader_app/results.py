@@ -2,27 +2,88 @@
 
 Humans and model runs come out of the same table in the same shape; the
 verdict comes from grade memory (case, normalized answer), so identical
-answers share one verdict whoever gave them. Practice answers never appear.
+answers share one verdict whoever gave them. Practice answers never appear, nor
+do answers to report-mode cases: those are scored by the rubric
+(``grading.rubric.rubric_frame``).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from typing import Protocol
+
 import pandas as pd
+from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from reader_app.grading.normalize import normalize_answer
-from reader_app.models import Case, ModelRun, Reader, Response, Verdict
+from reader_app.grounding_hits import (
+    GROUNDING_COLUMNS,
+    case_references,
+    grounding_tolerance,
+    location_fields,
+)
+from reader_app.models import Case, ModelRun, Reader, Response, Study, Verdict
+from reader_app.reports.cases import report_case_ids
+from scoring.frame import TIDY_COLUMNS
 
-TIDY_COLUMNS = [
-    "responder",
-    "kind",
-    "group",
-    "case_id",
-    "status",
-    "diagnosis",
-    "likert",
-    "correct",
+# What the reader did in the viewer (human rows; empty for model runs and for
+# answers the browser reported nothing with). The full record is ``interaction``.
+INTERACTION_COLUMNS = [
+    "slices_visited",
+    "windows_used",
+    "zoom_used",
+    "fullscreen_s",
+    "interaction",
 ]
+
+
+def interaction_fields(interaction_json: str | None) -> dict[str, object]:
+    """One response's viewer record as the export's flat columns (all empty if none)."""
+    empty: dict[str, object] = dict.fromkeys(INTERACTION_COLUMNS)
+    if not interaction_json:
+        return empty
+    try:
+        record = json.loads(interaction_json)
+    except ValueError:
+        return empty
+    if not isinstance(record, dict):
+        return empty
+    return {
+        "slices_visited": len(record.get("slices_visited") or []),
+        "windows_used": "|".join(str(w) for w in record.get("windows_used") or []),
+        "zoom_used": bool(record.get("zoom_used")),
+        "fullscreen_s": float(record.get("fullscreen_s") or 0.0),
+        "interaction": json.dumps(record, sort_keys=True),
+    }
+
+
+class _Responded(Protocol):
+    """A response row or a selected subset of its columns: who answered."""
+
+    @property
+    def reader_id(self) -> int | None: ...
+    @property
+    def model_run_id(self) -> int | None: ...
+
+
+def responder_columns(
+    *, session: Session, study_id: int
+) -> Callable[[_Responded], dict[str, str | None]]:
+    """Who gave a response, as the tidy frame's first columns: responder (a
+    reader's code or a run's name), kind (human | model) and group."""
+    readers = {r.id: r for r in session.exec(select(Reader).where(Reader.study_id == study_id))}
+    runs = {m.id: m for m in session.exec(select(ModelRun).where(ModelRun.study_id == study_id))}
+
+    def columns(resp: _Responded) -> dict[str, str | None]:
+        if resp.reader_id is not None:
+            who = readers[resp.reader_id]
+            return {"responder": who.code, "kind": "human", "group": who.group_name}
+        run = runs[resp.model_run_id]
+        return {"responder": run.name, "kind": "model", "group": run.group_name}
+
+    return columns
 
 
 def verdict_map(*, session: Session, study_id: int) -> dict[tuple[int, str], int]:
@@ -34,41 +95,81 @@ def verdict_map(*, session: Session, study_id: int) -> dict[tuple[int, str], int
     return {(case_id, norm): correct for case_id, norm, correct in rows}
 
 
-def tidy_responses(*, session: Session, study_id: int) -> pd.DataFrame:
-    """Every scored (non-practice) response of a study as the tidy frame."""
+def tidy_responses(
+    *,
+    session: Session,
+    study_id: int,
+    with_interaction: bool = False,
+    with_grounding: bool = False,
+) -> pd.DataFrame:
+    """Every scored (non-practice) response of a study as the tidy frame; with
+    ``with_grounding``, followed by where each response points and whether that
+    is a hit (``grounding_hits.GROUNDING_COLUMNS``); with ``with_interaction``,
+    then by the viewer columns (``INTERACTION_COLUMNS``)."""
     verdicts = verdict_map(session=session, study_id=study_id)
-    readers = {r.id: r for r in session.exec(select(Reader).where(Reader.study_id == study_id))}
-    runs = {m.id: m for m in session.exec(select(ModelRun).where(ModelRun.study_id == study_id))}
-    rows = session.exec(
-        select(Response, Case.source_id)
+    references = case_references(session=session, study_id=study_id) if with_grounding else {}
+    study = session.get(Study, study_id) if with_grounding else None
+    tolerance = grounding_tolerance(study) if study is not None else 0.0
+    responder = responder_columns(session=session, study_id=study_id)
+    # Only the columns the frame needs, as plain rows: whole Response objects would read
+    # and parse every model's raw reply, the report text and the timestamps on each page
+    # run (about 12 MiB of short-lived objects at 5,600 answers; docs/performance.md).
+    rows = session.execute(
+        sa_select(
+            col(Response.case_id),
+            col(Response.reader_id),
+            col(Response.model_run_id),
+            col(Response.status),
+            col(Response.diagnosis),
+            col(Response.likert),
+            col(Response.interaction_json),
+            col(Response.location_json),
+            col(Case.source_id),
+        )
         .join(Case, col(Case.id) == Response.case_id)
-        .where(Response.study_id == study_id, col(Response.practice).is_(False))
+        .where(col(Response.study_id) == study_id, col(Response.practice).is_(False))
         .order_by(col(Response.id))
     ).all()
+    report_cases = report_case_ids(session=session, study_id=study_id)
     records = []
-    for resp, source_id in rows:
-        if resp.reader_id is not None:
-            who = readers[resp.reader_id]
-            responder, kind, group = who.code, "human", who.group_name
-        else:
-            run = runs[resp.model_run_id]
-            responder, kind, group = run.name, "model", run.group_name
+    for resp in rows:
+        if resp.case_id in report_cases:
+            continue
         correct = None
         if resp.status == "answered":
             correct = verdicts.get((resp.case_id, normalize_answer(resp.diagnosis)))
         records.append(
             {
-                "responder": responder,
-                "kind": kind,
-                "group": group,
-                "case_id": source_id,
+                **responder(resp),
+                "case_id": resp.source_id,
                 "status": resp.status,
                 "diagnosis": resp.diagnosis or "",
                 "likert": resp.likert,
                 "correct": correct,
+                **(
+                    location_fields(resp.location_json, references.get(resp.case_id), tolerance)
+                    if with_grounding
+                    else {}
+                ),
+                **(interaction_fields(resp.interaction_json) if with_interaction else {}),
             }
         )
-    frame = pd.DataFrame.from_records(records, columns=TIDY_COLUMNS)
+    columns = [
+        *TIDY_COLUMNS,
+        *(GROUNDING_COLUMNS if with_grounding else ()),
+        *(INTERACTION_COLUMNS if with_interaction else ()),
+    ]
+    frame = pd.DataFrame.from_records(records, columns=columns)
     frame["likert"] = frame["likert"].astype("Int64")
     frame["correct"] = frame["correct"].astype("Int64")
+    if with_grounding:
+        frame["location_slice"] = frame["location_slice"].astype("Int64")
+        frame["location_x"] = frame["location_x"].astype("Float64")
+        frame["location_y"] = frame["location_y"].astype("Float64")
+        frame["no_focal_finding"] = frame["no_focal_finding"].astype("boolean")
+        frame["hit"] = frame["hit"].astype("Int64")
+    if with_interaction:
+        frame["slices_visited"] = frame["slices_visited"].astype("Int64")
+        frame["zoom_used"] = frame["zoom_used"].astype("boolean")
+        frame["fullscreen_s"] = frame["fullscreen_s"].astype("Float64")
     return frame

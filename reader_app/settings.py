@@ -1,19 +1,37 @@
 """One typed settings object, read from ``READERSTUDY_*`` environment variables.
 
 It fails fast: a bad database URL or an unwritable folder stops start-up with a
-message that names the variable, instead of failing later mid-exam.
+message that names the variable, instead of failing later mid-exam. Each
+default is written once, below, and used by ``Settings``, ``load_settings`` and
+the README table (``ENV_VARS``).
+
+API keys are not settings: a judge's or a model run's key is read from the
+environment at the moment of the call, from the variable the study.toml judge
+(``api_key_env``) or the command (``--judge-key-env``, ``--api-key-env``) names,
+``READERSTUDY_JUDGE_API_KEY`` by default (``grading.diagnosis_judge.DEFAULT_KEY_ENV``).
+So a key never sits in this long-lived, cached object.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+from reader_app.errors import ReaderStudyError
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent  # the checkout (demo data lives here)
+DEFAULT_DATA_DIR = "./var"  # relative to the folder a command runs in, not to the package
+DEFAULT_ENV = "development"
+DEFAULT_BASE_URL = "http://127.0.0.1:8501"
+DEFAULT_MAX_PIXELS = 40_000_000
+DEFAULT_MAX_VOXELS = 200_000_000
+DEFAULT_MAX_INFLATE_BYTES = 512 * 1024 * 1024
+DEFAULT_MAX_UPLOAD_MB = 500
+DEFAULT_LOG_LEVEL = "INFO"  # read by reader_app.logs, before the settings
 
 # name -> (default description, meaning); the README table is tested against this.
 ENV_VARS: dict[str, tuple[str, str]] = {
@@ -21,24 +39,51 @@ ENV_VARS: dict[str, tuple[str, str]] = {
         "sqlite:///<data dir>/readerstudy.db",
         "SQLAlchemy URL of the store: a SQLite file or postgresql+psycopg://...",
     ),
-    "READERSTUDY_DATA_DIR": ("./var", "folder for the SQLite file, assets and exports"),
+    "READERSTUDY_DATA_DIR": (
+        DEFAULT_DATA_DIR,
+        "folder for the SQLite file, assets and exports; the default is the folder `var` "
+        "in the current working directory (where the command runs), created if absent",
+    ),
     "READERSTUDY_ASSET_DIR": ("<data dir>/assets", "content-addressed PNG store"),
     "READERSTUDY_ENV": (
-        "development",
+        DEFAULT_ENV,
         "development or production; production refuses unsafe defaults",
     ),
     "READERSTUDY_BASE_URL": (
-        "http://127.0.0.1:8501",
+        DEFAULT_BASE_URL,
         "public address used in printed sign-in links",
     ),
     "READERSTUDY_MAX_PIXELS": (
-        "200000000",
-        "largest pixel count an imported image may have (decompression-bomb cap)",
+        str(DEFAULT_MAX_PIXELS),
+        "largest pixel count of one imported 2-D image (a picture, a DICOM frame, a slice),"
+        " checked from the header before decoding",
+    ),
+    "READERSTUDY_MAX_VOXELS": (
+        str(DEFAULT_MAX_VOXELS),
+        "largest voxel count of one imported volume (a DICOM series or a NIfTI)",
+    ),
+    "READERSTUDY_MAX_INFLATE_BYTES": (
+        str(DEFAULT_MAX_INFLATE_BYTES),
+        "largest decompressed size in bytes of a .nii.gz (read whole into memory)",
+    ),
+    "READERSTUDY_LOG_LEVEL": (
+        DEFAULT_LOG_LEVEL,
+        "DEBUG, INFO, WARNING or ERROR: what the app and the CLI log to stderr",
+    ),
+    "READERSTUDY_MAX_UPLOAD_MB": (
+        str(DEFAULT_MAX_UPLOAD_MB),
+        "largest study ZIP a coordinator may upload in the browser, in MB; also the cap on "
+        "its uncompressed size (Streamlit's server.maxUploadSize is set to match)",
+    ),
+    "READERSTUDY_IMPORT_ROOT": (
+        "(off)",
+        "server folder whose sub-folders a coordinator may import from in the browser; "
+        "unset: no server-folder import",
     ),
 }
 
 
-class SettingsError(RuntimeError):
+class SettingsError(ReaderStudyError, RuntimeError):
     """Raised when the configuration cannot work; the message names the variable."""
 
 
@@ -47,10 +92,13 @@ class Settings:
     database_url: str
     data_dir: Path
     asset_dir: Path
-    env: str = "development"
-    base_url: str = "http://127.0.0.1:8501"
-    max_pixels: int = 200_000_000
-    extra: dict[str, str] = field(default_factory=dict)
+    env: str = DEFAULT_ENV
+    base_url: str = DEFAULT_BASE_URL
+    max_pixels: int = DEFAULT_MAX_PIXELS
+    max_voxels: int = DEFAULT_MAX_VOXELS
+    max_inflate_bytes: int = DEFAULT_MAX_INFLATE_BYTES
+    max_upload_mb: int = DEFAULT_MAX_UPLOAD_MB
+    import_root: Path | None = None  # None: server-folder import is off
 
     @property
     def is_sqlite(self) -> bool:
@@ -87,28 +135,56 @@ def _check_url(url: str) -> str:
 def load_settings(environ: dict[str, str] | None = None) -> Settings:
     """Read and validate the configuration; raise SettingsError with a clear message."""
     env = dict(os.environ if environ is None else environ)
-    data_dir = Path(env.get("READERSTUDY_DATA_DIR", str(PROJECT_ROOT / "var"))).expanduser()
+    data_dir = Path(env.get("READERSTUDY_DATA_DIR", DEFAULT_DATA_DIR)).expanduser()
     data_dir = _writable_dir(data_dir.resolve(), "READERSTUDY_DATA_DIR")
     asset_dir = Path(env.get("READERSTUDY_ASSET_DIR", str(data_dir / "assets"))).expanduser()
     asset_dir = _writable_dir(asset_dir.resolve(), "READERSTUDY_ASSET_DIR")
     url = _check_url(
         env.get("READERSTUDY_DATABASE_URL", f"sqlite:///{data_dir / 'readerstudy.db'}")
     )
-    mode = env.get("READERSTUDY_ENV", "development")
+    mode = env.get("READERSTUDY_ENV", DEFAULT_ENV)
     if mode not in {"development", "production"}:
         raise SettingsError("READERSTUDY_ENV: must be 'development' or 'production'")
-    base_url = env.get("READERSTUDY_BASE_URL", "http://127.0.0.1:8501").rstrip("/")
+    base_url = env.get("READERSTUDY_BASE_URL", DEFAULT_BASE_URL).rstrip("/")
     if mode == "production" and base_url.startswith("http://") and "127.0.0.1" not in base_url:
         raise SettingsError("READERSTUDY_BASE_URL: production sign-in links must use https://")
+    caps = {}
+    for name, default in (
+        ("READERSTUDY_MAX_PIXELS", DEFAULT_MAX_PIXELS),
+        ("READERSTUDY_MAX_VOXELS", DEFAULT_MAX_VOXELS),
+        ("READERSTUDY_MAX_INFLATE_BYTES", DEFAULT_MAX_INFLATE_BYTES),
+    ):
+        try:
+            caps[name] = int(env.get(name, str(default)))
+        except ValueError as exc:
+            raise SettingsError(f"{name}: must be a whole number") from exc
+        if caps[name] <= 0:
+            raise SettingsError(f"{name}: must be greater than 0")
     try:
-        max_pixels = int(env.get("READERSTUDY_MAX_PIXELS", "200000000"))
+        max_upload_mb = int(env.get("READERSTUDY_MAX_UPLOAD_MB", str(DEFAULT_MAX_UPLOAD_MB)))
     except ValueError as exc:
-        raise SettingsError("READERSTUDY_MAX_PIXELS: must be a whole number") from exc
+        raise SettingsError("READERSTUDY_MAX_UPLOAD_MB: must be a whole number") from exc
+    if max_upload_mb < 1:
+        raise SettingsError("READERSTUDY_MAX_UPLOAD_MB: must be at least 1")
+    import_root = _import_root(env.get("READERSTUDY_IMPORT_ROOT", "").strip())
     return Settings(
         database_url=url,
         data_dir=data_dir,
         asset_dir=asset_dir,
         env=mode,
         base_url=base_url,
-        max_pixels=max_pixels,
+        max_pixels=caps["READERSTUDY_MAX_PIXELS"],
+        max_voxels=caps["READERSTUDY_MAX_VOXELS"],
+        max_inflate_bytes=caps["READERSTUDY_MAX_INFLATE_BYTES"],
+        max_upload_mb=max_upload_mb,
+        import_root=import_root,
     )
+
+
+def _import_root(raw: str) -> Path | None:
+    if not raw:
+        return None
+    root = Path(raw).expanduser().resolve()
+    if not root.is_dir():
+        raise SettingsError(f"READERSTUDY_IMPORT_ROOT: {root} is not a folder")
+    return root

@@ -15,6 +15,7 @@ from sqlmodel import Session
 
 from reader_app.audit import record_event
 from reader_app.auth import require_role
+from reader_app.errors import ReaderStudyError
 from reader_app.models import STUDY_STATES, Reader, Study
 
 # state -> the states a coordinator may move it to
@@ -26,7 +27,7 @@ TRANSITIONS: Final[dict[str, tuple[str, ...]]] = {
 ACTIONS: Final = {"open": "study.reopen", "locked": "study.lock", "closed": "study.close"}
 
 
-class StudyStateError(ValueError):
+class StudyStateError(ReaderStudyError, ValueError):
     """The change is not allowed; the message is safe to show."""
 
 

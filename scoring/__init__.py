@@ -15,6 +15,7 @@ from scoring.bootstrap import (
 )
 from scoring.categories import CATEGORY_NAMES, N_CATEGORIES, STATUSES, category_points
 from scoring.frame import TIDY_COLUMNS, FrameError, UngradedRowsError, validate_frame
+from scoring.grounding import GROUNDING_METRICS, grounded_cases_of, grounding_report
 from scoring.params import (
     SCORING_SPEC_VERSION,
     ScoringParams,
@@ -34,9 +35,11 @@ from scoring.radle import (
     radle_s,
     wilson_interval,
 )
+from scoring.regions import Box, Location, RegionError, box_hit, mask_hit, parse_region
 from scoring.render import format_table, report_frame, report_json, to_jsonable
-from scoring.report import CI_METRICS, metrics_from_counts, responder_metrics, score_responses
 from scoring.rubric import TIERS, rubric_summary, rubric_tier
+from scoring.rubric_compare import RubricScores, rubric_scores
+from scoring.score import CI_METRICS, metrics_from_counts, responder_metrics, score_responses
 from scoring.secondary import (
     aurc,
     brier_score,
@@ -52,19 +55,25 @@ from scoring.status import is_idk_text
 __all__ = [
     "CATEGORY_NAMES",
     "CI_METRICS",
+    "GROUNDING_METRICS",
     "N_CATEGORIES",
     "SCORING_SPEC_VERSION",
     "STATUSES",
     "TIDY_COLUMNS",
     "TIERS",
+    "Box",
     "FrameError",
+    "Location",
     "Pool",
+    "RegionError",
     "ResponseMatrix",
+    "RubricScores",
     "ScoringParams",
     "UngradedRowsError",
     "attempted_accuracy",
     "aurc",
     "bootstrap_counts",
+    "box_hit",
     "brier_score",
     "build_matrix",
     "build_pools",
@@ -75,10 +84,14 @@ __all__ = [
     "expected_calibration_error",
     "fleiss_kappa",
     "format_table",
+    "grounded_cases_of",
+    "grounding_report",
     "is_idk_text",
     "likert_accuracy",
+    "mask_hit",
     "metrics_from_counts",
     "outcome_table",
+    "parse_region",
     "percentile_ci",
     "pool_members",
     "radle_a",
@@ -97,6 +110,7 @@ __all__ = [
     "response_profile",
     "risk_coverage",
     "row_points",
+    "rubric_scores",
     "rubric_summary",
     "rubric_tier",
     "score_responses",

@@ -9,7 +9,7 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from scoring.report import POOL_NAME
+from scoring.score import POOL_NAME
 
 TABLE_COLUMNS: Final = (
     ("responder", "responder"),
@@ -24,6 +24,13 @@ TABLE_COLUMNS: Final = (
     ("idk_rate", "IDK"),
 )
 _NESTED: Final = ("by_group", "readers", "excluded_readers")
+GROUNDING_TABLE_COLUMNS: Final = (
+    ("grounding_rate", "G"),
+    ("grounded_accuracy", "GA"),
+    ("ungrounded_correct_share", "U"),
+)
+_WHO: Final = ("responder", "kind", "group")
+_GROUNDING_KEYS: Final = tuple(k for k, _ in GROUNDING_TABLE_COLUMNS)
 
 
 def to_jsonable(value: Any) -> Any:
@@ -50,8 +57,7 @@ def report_frame(report: dict[str, Any]) -> pd.DataFrame:
     Pool rows have responder ``human_pool`` and kind ``pool``; the overall
     pool has an empty group. Every row carries the parameters as columns.
     """
-    pool = report["human_pool"]
-    rows = [*report["responders"], pool, *pool.get("by_group", [])]
+    rows = _rows_with_grounding(report)
     flat = []
     for row in rows:
         out = {k: v for k, v in row.items() if k not in _NESTED}
@@ -67,9 +73,10 @@ def report_frame(report: dict[str, Any]) -> pd.DataFrame:
 def format_table(report: dict[str, Any]) -> str:
     """A fixed-width text table of the headline metrics, with CIs when present."""
     pool = report["human_pool"]
-    rows = [*report["responders"], pool, *pool.get("by_group", [])]
-    header = [label for _, label in TABLE_COLUMNS]
-    body = [[_cell(row, key) for key, _ in TABLE_COLUMNS] for row in rows]
+    rows = _rows_with_grounding(report)
+    columns = TABLE_COLUMNS + (GROUNDING_TABLE_COLUMNS if "grounding" in report else ())
+    header = [label for _, label in columns]
+    body = [[_cell(row, key) for key, _ in columns] for row in rows]
     widths = [
         max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(header)
     ]
@@ -82,9 +89,37 @@ def format_table(report: dict[str, Any]) -> str:
     notes = [
         f"pool: {pool.get('n_readers', 0)} reader(s) with completion >= {params['min_completion']}",
         "R is n/a when nothing was answered at Likert >= tau_high; [a, b] = 95% bootstrap CI",
+        *(
+            [
+                f"grounding over {report['grounding']['human_pool']['n_grounded']} case(s) with "
+                "a reference region: G rate, GA grounded accuracy, U ungrounded correct share"
+            ]
+            if "grounding" in report
+            else []
+        ),
         "params: " + ", ".join(f"{k}={v}" for k, v in params.items()),
     ]
     return "\n".join([*lines, "", *notes])
+
+
+def _rows_with_grounding(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Responders, the pool and its group pools; with a ``grounding`` section (from
+    ``scoring.grounding.grounding_report``), each responder and the overall pool
+    carry its figures too (group pools have none)."""
+    pool = report["human_pool"]
+    rows = [*report["responders"], pool, *pool.get("by_group", [])]
+    grounding = report.get("grounding")
+    if not grounding:
+        return rows
+    extra = {r["responder"]: r for r in grounding["responders"]}
+    out = []
+    for row in rows:
+        found = grounding["human_pool"] if row is pool else extra.get(row["responder"])
+        if row["kind"] == "pool" and row is not pool:
+            found = None
+        more = {k: v for k, v in (found or {}).items() if k not in (*_WHO, "n_readers")}
+        out.append({**row, **more})
+    return out
 
 
 def _cell(row: dict[str, Any], key: str) -> str:
@@ -96,7 +131,7 @@ def _cell(row: dict[str, Any], key: str) -> str:
     if isinstance(value, float):
         if math.isnan(value):
             return "n/a"
-        digits = 3 if key in ("radle_a", "radle_r", "idk_rate") else 1
+        digits = 3 if key in ("radle_a", "radle_r", "idk_rate", *_GROUNDING_KEYS) else 1
         text = f"{value:.{digits}f}"
         low, high = row.get(f"{key}_ci_low"), row.get(f"{key}_ci_high")
         if isinstance(low, float) and isinstance(high, float) and math.isfinite(low):

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import os
 import secrets
 import threading
@@ -31,6 +30,8 @@ from PIL import Image
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
+from benchmarks.kit.measure import latency_summary as kit_latency_summary
+from benchmarks.kit.measure import percentile as percentile
 from reader_app.auth import invite_reader
 from reader_app.casebank import RenderedImage, add_case, create_study
 from reader_app.db import make_engine, migrate
@@ -265,19 +266,7 @@ def verify(study: LoadStudy, records: Iterable[dict[str, Any]]) -> Verification:
     return result
 
 
-def percentile(values: list[float], q: float) -> float | None:
-    """Nearest-rank percentile (q in 0..100); None for no values."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), math.ceil(q / 100 * len(ordered))))
-    return round(ordered[rank - 1], 2)
-
-
 def latency_summary(latencies_ms: list[float]) -> dict[str, float | None]:
-    return {
-        "p50_ms": percentile(latencies_ms, 50),
-        "p95_ms": percentile(latencies_ms, 95),
-        "p99_ms": percentile(latencies_ms, 99),
-        "max_ms": round(max(latencies_ms), 2) if latencies_ms else None,
-    }
+    """p50/p95/p99/max in ms, two decimals; percentiles by nearest rank (benchmarks.kit)."""
+    summary = kit_latency_summary(latencies_ms, digits=2)
+    return {k: summary[k] for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms")}

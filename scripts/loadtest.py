@@ -47,6 +47,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+# loadkit beside this file; benchmarks.kit (the one percentile) from the repository root
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import loadkit
@@ -377,7 +379,11 @@ def orchestrate(args: argparse.Namespace) -> dict[str, Any]:
             acked = counter.poll()
             if pending_kills and acked >= pending_kills[0] * expected:
                 pending_kills.pop(0)
-                victim = len(kills) % args.replicas
+                # round robin over the replicas still running: one whose readers are all
+                # done has exited, and a kill must still hit a live process
+                turn = len(kills) % args.replicas
+                alive = [k for k in sorted(procs) if procs[k].poll() is None]
+                victim = min(alive, key=lambda k: (k - turn) % args.replicas) if alive else turn
                 proc = procs[victim]
                 if proc.poll() is None:
                     os.kill(proc.pid, signal.SIGKILL)

@@ -30,15 +30,15 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
+# loadkit beside this file; benchmarks.kit (the one percentile) from the repository root
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import contextlib
@@ -47,15 +47,11 @@ import loadkit
 from sqlalchemy.engine import make_url
 from sqlmodel import Session, col, select
 
+from benchmarks.kit.chromium import CHROMIUM, CHROMIUM_ARGS
+from benchmarks.kit.servers import Server, free_port, wait_healthy
+
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"]
 CASE_RE = re.compile(r"Case (\d+) of (\d+)")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Replica:
@@ -81,17 +77,7 @@ class Replica:
                 stderr=subprocess.STDOUT,
                 cwd=ROOT,
             )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"replica {self.index} exited: {self.log.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
-                    if r.read().strip() == b"ok":
-                        return
-            except OSError:
-                time.sleep(0.3)
-        raise RuntimeError(f"replica {self.index} never became healthy")
+        wait_healthy(Server(self.url, self.proc, self.log), timeout)
 
     def kill9(self) -> None:
         if self.proc and self.proc.poll() is None:
@@ -232,7 +218,7 @@ class Run:
 
     async def form_case(self, page: Any) -> str | None:
         """The case id the answer form was rendered for (its hidden ``case_token``), if any."""
-        box = page.locator(".st-key-case_token input")
+        box = page.locator('[class*="st-key-case_token__"] input')
         try:
             return await box.input_value(timeout=2_000) if await box.count() else None
         except Exception:
@@ -353,9 +339,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--time-limit", type=float, default=300)
     p.add_argument("--seed", type=int, default=20260101)
     p.add_argument("--records-out", help="write every try/ack/noack record here (JSON lines)")
-    p.add_argument(
-        "--chromium", default=os.environ.get("READERSTUDY_CHROMIUM", "/usr/bin/chromium")
-    )
+    p.add_argument("--chromium", default=CHROMIUM)
     args = p.parse_args(argv)
     if args.readers < 1 or args.cases < 2 or args.replicas < 1:
         p.error("--readers >= 1, --cases >= 2 and --replicas >= 1")

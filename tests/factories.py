@@ -94,6 +94,8 @@ def make_study(
     history: str | None = "Adult, cough",
     diagnoses: Sequence[str] | None = None,
     reviewed_by: str | None = None,
+    reference_regions: Sequence[str | None] | None = None,
+    reference_masks: Sequence[bytes | None] | None = None,
 ) -> Study:
     """A committed study with n_cases scored cases (+ practice), distinct images each.
 
@@ -101,7 +103,8 @@ def make_study(
     case is a strip of ``strip_slices`` slices; ``windows`` renders each case once
     per window preset; ``phantom`` draws CT-like pictures (for screenshots);
     ``source_ids`` overrides the manifest ids (e.g. to look like file names) and
-    ``diagnoses`` the answer keys.
+    ``diagnoses`` the answer keys; ``reference_regions`` / ``reference_masks`` give each
+    case's grounding truth (format_region text, encode_mask bytes; None for none).
     """
     study = create_study(session=session, slug=slug, title=f"Test study {slug}", config=config)
     for i in range(n_practice + n_cases):
@@ -119,6 +122,8 @@ def make_study(
             position=i,
             practice=i < n_practice,
             history=history if i % 2 == 0 else None,
+            reference_region=reference_regions[i] if reference_regions else None,
+            reference_mask=reference_masks[i] if reference_masks else None,
         )
     session.commit()
     return study

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from reader_app.cli import build_parser
 from reader_app.settings import ENV_VARS
@@ -33,3 +36,22 @@ def test_every_cli_command_is_documented() -> None:
 def test_readme_shows_the_two_commands() -> None:
     readme = ROOT.joinpath("README.md").read_text()
     assert "make demo" in readme and "make test" in readme
+
+
+def _module_map() -> list[str]:
+    readme = ROOT.joinpath("README.md").read_text()
+    block = readme.split("### Module map", 1)[1].split("```", 2)[1]
+    return [line.split()[0] for line in block.splitlines() if line.strip()]
+
+
+def test_the_readme_module_map_has_every_folder_once_and_no_other() -> None:
+    listed = _module_map()
+    assert len(listed) == len(set(listed)), "a folder is listed twice"
+    try:
+        tracked = subprocess.run(
+            ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.splitlines()
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    folders = {str(Path(f).parent) + "/" for f in tracked} - {"./"}
+    assert set(listed) == folders

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any, Final
 
 import pandas as pd
@@ -35,6 +35,7 @@ OUTCOMES: Final = (
     ("missing", "missing", None),
     *((f"correct · L{level}", "correct", level) for level in LEVELS),
 )
+GROUNDING_SERIES: Final = ("human pool", "reader", "model run", "model run · text only")
 TRAINEE_GROUP = re.compile(r"^(pgy\s*\d+|trainee|resident|registrar|fellow)$", re.IGNORECASE)
 
 
@@ -143,6 +144,43 @@ def risk_coverage(board: Leaderboard, *, readers: bool = True) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def accuracy_grounding(
+    board: Leaderboard, *, readers: bool = True, text_only: Collection[str] = ()
+) -> pd.DataFrame:
+    """Accuracy (RadLE-A) against grounding rate G, with both 95% CIs, for the human
+    pool, the readers and the model runs (group pools have no G). ``text_only`` names
+    the runs sent no image (``ModelRun.no_images``): their own series. Empty when the
+    study has no case with a reference region."""
+    columns = ["name", "arm", "series", "text_only", "n_grounded"]
+    for m in ("accuracy", "grounding_rate"):
+        columns += [m, f"{m}_ci_low", f"{m}_ci_high"]
+    if not board.has_grounding:
+        return pd.DataFrame(columns=columns)
+    shown = board.arms(readers=readers)
+    shown = shown[shown["arm"] != "group pool"]
+    only = set(text_only)
+    rows = []
+    for _, r in shown.iterrows():
+        flag = r["arm"] == "model" and r["responder"] in only
+        series = {"pool": "human pool", "reader": "reader"}.get(str(r["arm"]), "model run")
+        rows.append(
+            {
+                "name": r["name"],
+                "arm": r["arm"],
+                "series": "model run · text only" if flag else series,
+                "text_only": bool(flag),
+                "n_grounded": len(board.grounded_case_ids),
+                "accuracy": r["radle_a"],
+                "accuracy_ci_low": r["radle_a_ci_low"],
+                "accuracy_ci_high": r["radle_a_ci_high"],
+                "grounding_rate": r["grounding_rate"],
+                "grounding_rate_ci_low": r["grounding_rate_ci_low"],
+                "grounding_rate_ci_high": r["grounding_rate_ci_high"],
+            }
+        )
+    return pd.DataFrame(rows, columns=columns)
+
+
 def seniority(group: Any) -> Any:
     """``PGY1``..``PGY8`` (and trainee/resident/registrar/fellow) -> ``trainees``."""
     if group is None or (isinstance(group, float) and math.isnan(group)):
@@ -189,7 +227,9 @@ def group_split(
 
 
 __all__ = [
+    "GROUNDING_SERIES",
     "OUTCOMES",
+    "accuracy_grounding",
     "group_split",
     "metric_bars",
     "pool_name",

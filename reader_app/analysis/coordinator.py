@@ -37,6 +37,7 @@ from reader_app.grading.queue import active_decisions
 from reader_app.models import Case, CaseImage, Reader, Response, Study, utcnow
 
 STALL_AFTER: Final = timedelta(hours=48)
+IMPORTED: Final = "imported, no sign-in"  # a reader whose answers came in a file
 STATUSES: Final = ("not started", "in progress", "finished", "revoked")
 PROGRESS_COLUMNS: Final = (
     "reader",
@@ -136,10 +137,14 @@ def reader_progress(
             status = "not started"
         last = _latest(t.last, reader.consented_at, reader.last_seen_at)
         idle_since = last or reader.created_at
-        stalled = status in ("not started", "in progress") and now - idle_since > stall_after
-        invited = (
-            "imported" if reader.token_hash is None and reader.email is None else "invite link"
+        imported = reader.token_hash is None and reader.email is None
+        # an imported reader cannot sign in, so cannot stall: their answers came in a file
+        stalled = (
+            not imported
+            and status in ("not started", "in progress")
+            and now - idle_since > stall_after
         )
+        invited = IMPORTED if imported else "invite link"
         out.append(
             {
                 "reader": reader.code,
@@ -158,6 +163,35 @@ def reader_progress(
             }
         )
     return pd.DataFrame(out, columns=list(PROGRESS_COLUMNS))
+
+
+def progress_display(progress: pd.DataFrame) -> pd.DataFrame:
+    """The progress table as text for a page: no "None" or "nan" anywhere (an empty cell
+    instead), times as ``YYYY-MM-DD HH:MM UTC`` or "never", stalled as a warning."""
+    shown = progress.copy()
+    shown["stalled"] = shown["stalled"].map({True: "⚠ stalled", False: ""})
+    shown["last_activity"] = [
+        "never" if t is None or pd.isna(t) else f"{t:%Y-%m-%d %H:%M} UTC"
+        for t in shown["last_activity"]
+    ]
+    shown["median_s_per_case"] = [
+        "" if v is None or pd.isna(v) else f"{v:g}" for v in shown["median_s_per_case"]
+    ]
+    for column in ("group", "email", "invited"):
+        shown[column] = ["" if v is None or pd.isna(v) else str(v) for v in shown[column]]
+    return shown
+
+
+def reader_counts(progress: pd.DataFrame) -> dict[str, int]:
+    """Readers by how they came (invited with a link, imported) and by status."""
+    counts = progress["status"].value_counts()
+    imported = int((progress["invited"] == IMPORTED).sum())
+    return {
+        "invited": len(progress) - imported,
+        "imported": imported,
+        **{s: int(counts.get(s, 0)) for s in STATUSES},
+        "stalled": int(progress["stalled"].sum()),
+    }
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,9 @@
 """What an analysis starts from: the study's tidy frame, its scored case set, a fingerprint.
 
+The frame carries the grounding columns (where each response points and
+whether that is a hit, reader_app.grounding_hits); ``grounded_case_ids`` are
+the scored cases with a reference region, the N_g of SCORING.md section 8.
+
 The scored case set is every non-practice case of the study, sorted by case
 id: the order ``readerstudy score`` uses for the cases of a file, so the
 bootstrap draws the same resamples in the app and on the command line. A case
@@ -16,13 +20,16 @@ import pandas as pd
 from sqlmodel import Session, col, select
 
 from reader_app.auth import AuthError, require_role
-from reader_app.models import Case, Reader, Study
+from reader_app.errors import ReaderStudyError
+from reader_app.grounding_hits import grounded_case_ids
+from reader_app.models import Case, ModelRun, Reader, Study
+from reader_app.reports.cases import report_case_ids
 from reader_app.results import tidy_responses
 
 ANALYSIS_ROLES = ("analyst", "coordinator")
 
 
-class NotScorable(ValueError):
+class NotScorable(ReaderStudyError, ValueError):
     """There is nothing (yet) to score; the message says why, for the page."""
 
 
@@ -34,6 +41,8 @@ class StudyData:
     frame: pd.DataFrame  # the tidy frame of SCORING.md section 1
     case_ids: tuple[str, ...]  # every scored case of the study, sorted
     fingerprint: str  # changes whenever an answer, a verdict or the case set does
+    grounded_case_ids: tuple[str, ...] = ()  # scored cases with a reference region, sorted
+    text_only_runs: frozenset[str] = frozenset()  # model runs sent no image (no_images)
 
     @property
     def pending(self) -> pd.DataFrame:
@@ -59,31 +68,48 @@ class StudyData:
         return tuple(c for c in self.case_ids if c not in waiting)
 
 
-def fingerprint(frame: pd.DataFrame, case_ids: tuple[str, ...]) -> str:
+def fingerprint(
+    frame: pd.DataFrame, case_ids: tuple[str, ...], grounded: tuple[str, ...] = ()
+) -> str:
     digest = hashlib.sha256(frame.to_csv(index=False).encode("utf-8"))
     digest.update("\x1f".join(case_ids).encode("utf-8"))
+    if grounded:  # a region added to an unanswered case changes N_g
+        digest.update(("\x1e" + "\x1f".join(grounded)).encode("utf-8"))
     return digest.hexdigest()[:24]
 
 
 def scored_case_ids(*, session: Session, study_id: int) -> tuple[str, ...]:
+    """Non-practice diagnosis cases (report-mode cases are scored by the rubric)."""
+    reports = report_case_ids(session=session, study_id=study_id)
     rows = session.exec(
-        select(Case.source_id).where(Case.study_id == study_id, col(Case.practice).is_(False))
+        select(Case.id, Case.source_id).where(
+            Case.study_id == study_id, col(Case.practice).is_(False)
+        )
     ).all()
-    return tuple(sorted(str(r) for r in rows))
+    return tuple(sorted(str(source) for cid, source in rows if cid not in reports))
 
 
 def study_data(*, session: Session, study: Study) -> StudyData:
     """The tidy frame and case set of a study (no role check: the CLI's entry)."""
     assert study.id is not None
-    frame = tidy_responses(session=session, study_id=study.id)
+    frame = tidy_responses(session=session, study_id=study.id, with_grounding=True)
     cases = scored_case_ids(session=session, study_id=study.id)
+    scored = set(cases)
+    grounded = tuple(
+        c for c in grounded_case_ids(session=session, study_id=study.id) if c in scored
+    )
+    text_only = session.exec(
+        select(ModelRun.name).where(ModelRun.study_id == study.id, col(ModelRun.no_images))
+    ).all()
     return StudyData(
         slug=study.slug,
         title=study.title,
         state=study.state,
         frame=frame,
         case_ids=cases,
-        fingerprint=fingerprint(frame, cases),
+        fingerprint=fingerprint(frame, cases, grounded),
+        grounded_case_ids=grounded,
+        text_only_runs=frozenset(text_only),
     )
 
 

@@ -1,13 +1,18 @@
-"""Exports: responses (the tidy frame), the audit log and the MRMC long format.
+"""Exports: responses (the tidy frame), the audit log, the MRMC long format, report scores.
 
 Provenance travels inside the data, never in a comment line (CSV readers
 choke on those) nor in a sidecar that can get separated from it: every export
 ends with the columns ``param_<name>`` for each scoring parameter and
 ``param_scoring_spec_version``, the same names ``readerstudy score --format
 csv`` writes. The first columns are unchanged, so the responses export still
-starts with exactly the tidy frame. Parquet files carry the same figures in
-their key-value metadata too (key ``readerstudy``), with the study, what was
-exported and when.
+starts with exactly the tidy frame; the grounding columns of
+``grounding_hits.GROUNDING_COLUMNS`` (the location's slice, x and y in
+stored-image pixels, "no focal finding", and ``hit``: 1/0 on a case with a
+reference region, blank on others; what ``readerstudy score`` needs for G, GA
+and U) follow it, then the viewer columns of ``results.INTERACTION_COLUMNS``
+(slices visited, windows used, zoom, fullscreen time), before the provenance.
+Parquet files carry the same figures in their key-value metadata too (key
+``readerstudy``), with the study, what was exported and when.
 """
 
 from __future__ import annotations
@@ -19,22 +24,27 @@ from typing import Any, Final
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 from sqlmodel import Session, col, select
 
 from reader_app.analysis.data import study_data
 from reader_app.analysis.mrmc import mrmc_frame
+from reader_app.analysis.report_scores import report_export, rubric_mrmc_rows
+from reader_app.analysis.timing import timing_frame, with_timing
+from reader_app.csv_safe import spreadsheet_csv
+from reader_app.errors import ReaderStudyError
+from reader_app.grading.rubric_grades import rubric_frame
 from reader_app.models import AuditEvent, Study, utcnow
+from reader_app.results import tidy_responses
 from scoring import ScoringParams
 
-WHAT: Final = ("responses", "audit", "mrmc")
+WHAT: Final = ("responses", "audit", "mrmc", "reports")
 FORMATS: Final = ("csv", "parquet")
 AUDIT_COLUMNS: Final = ("id", "at", "actor", "action", "detail")
 METADATA_KEY: Final = b"readerstudy"
 MIME: Final = {"csv": "text/csv", "parquet": "application/vnd.apache.parquet"}
 
 
-class ExportError(ValueError):
+class ExportError(ReaderStudyError, ValueError):
     """The export cannot be made as asked; the message is safe to show."""
 
 
@@ -77,11 +87,27 @@ def export_frame(
     params = params or ScoringParams()
     assert study.id is not None
     if what == "responses":
-        frame = study_data(session=session, study=study).frame
+        # the tidy frame, where each answer points, what each reader did in the viewer,
+        # then reading times
+        frame = with_timing(
+            tidy_responses(
+                session=session, study_id=study.id, with_grounding=True, with_interaction=True
+            ),
+            timing_frame(session=session, study_id=study.id),
+        )
     elif what == "audit":
         frame = audit_frame(session=session, study_id=study.id)
     elif what == "mrmc":
         frame = mrmc_frame(study_data(session=session, study=study).frame, params)
+        frame = with_timing(
+            frame, timing_frame(session=session, study_id=study.id), keys=("reader", "case")
+        )
+        rubric = rubric_frame(session=session, study_id=study.id)
+        if len(rubric):
+            parts = [f for f in (frame, rubric_mrmc_rows(rubric)) if len(f)]
+            frame = pd.concat(parts, ignore_index=True)
+    elif what == "reports":
+        frame = report_export(rubric_frame(session=session, study_id=study.id))
     else:
         raise ExportError(f"--what must be one of {', '.join(WHAT)}, not {what!r}")
     return with_provenance(frame, params)
@@ -99,11 +125,16 @@ def export_metadata(
     }
 
 
-def to_bytes(frame: pd.DataFrame, fmt: str, metadata: dict[str, Any] | None = None) -> bytes:
-    """CSV (UTF-8, exact text, RFC 4180 quoting) or Parquet (with metadata) bytes."""
+def to_bytes(
+    frame: pd.DataFrame, fmt: str, metadata: dict[str, Any] | None = None, *, raw: bool = False
+) -> bytes:
+    """CSV (UTF-8, RFC 4180 quoting; formula-like text defused unless ``raw``, see
+    reader_app/csv_safe.py) or Parquet (exact, with metadata) bytes."""
     if fmt == "csv":
-        return frame.to_csv(index=False).encode("utf-8")
+        return spreadsheet_csv(frame, raw=raw).encode("utf-8")
     if fmt == "parquet":
+        import pyarrow.parquet as pq  # here: ~9 MiB the CSV exports (the default) never need
+
         table = pa.Table.from_pandas(frame, preserve_index=False)
         if metadata is not None:
             merged = dict(table.schema.metadata or {})
@@ -117,6 +148,8 @@ def to_bytes(frame: pd.DataFrame, fmt: str, metadata: dict[str, Any] | None = No
 
 def read_metadata(parquet: bytes) -> dict[str, Any]:
     """The ``readerstudy`` metadata of a Parquet export."""
+    import pyarrow.parquet as pq
+
     schema = pq.read_schema(io.BytesIO(parquet))
     raw = (schema.metadata or {}).get(METADATA_KEY)
     return {} if raw is None else dict(json.loads(raw))
@@ -129,10 +162,11 @@ def export_bytes(
     session: Session,
     study: Study,
     params: ScoringParams | None = None,
+    raw: bool = False,
 ) -> bytes:
     params = params or ScoringParams()
     frame = export_frame(what, session=session, study=study, params=params)
-    return to_bytes(frame, fmt, export_metadata(what, study, params))
+    return to_bytes(frame, fmt, export_metadata(what, study, params), raw=raw)
 
 
 def file_name(slug: str, what: str, fmt: str) -> str:

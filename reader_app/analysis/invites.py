@@ -26,13 +26,14 @@ from reader_app.auth import (
     revoke_invite,
     sign_in_link,
 )
+from reader_app.errors import ReaderStudyError
 from reader_app.models import ROLES, Reader, Study
 
 MAX_BATCH: Final = 500
 LINK_COLUMNS: Final = ("code", "role", "group", "email", "link")
 
 
-class InviteError(ValueError):
+class InviteError(ReaderStudyError, ValueError):
     """The invite list cannot be used as given; the message names the line."""
 
 

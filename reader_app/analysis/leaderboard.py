@@ -4,6 +4,12 @@ All numbers come from one call of ``scoring.score_responses`` (the function
 behind ``readerstudy score``) on the study's tidy frame, so the page, the
 report and the command line agree to the last digit for the same data,
 case set and parameters. This module only arranges the report dict in rows.
+
+When the study has cases with a reference region, ``scoring.grounding_report``
+runs on the same frame, cases and parameters (so on the same bootstrap
+resamples) and every arm gains G, GA and U with their CIs (SCORING.md section
+8); the report dict carries it as ``report["grounding"]``, as the score JSON
+does. Group pools have no grounding figures (n/a).
 """
 
 from __future__ import annotations
@@ -15,7 +21,13 @@ from typing import Any, Final
 
 import pandas as pd
 
-from scoring import SCORING_SPEC_VERSION, ScoringParams, score_responses
+from scoring import (
+    GROUNDING_METRICS,
+    SCORING_SPEC_VERSION,
+    ScoringParams,
+    grounding_report,
+    score_responses,
+)
 
 METRICS: Final = ("radle_c", "radle_a", "radle_r", "radle_s", "radle_h")
 LABELS: Final = {
@@ -29,6 +41,16 @@ SHORT: Final = {"radle_c": "C", "radle_a": "A", "radle_r": "R", "radle_s": "S", 
 DIGITS: Final = {"radle_c": 1, "radle_a": 3, "radle_r": 3, "radle_s": 1, "radle_h": 1}
 ARMS: Final = ("pool", "group pool", "model", "reader")
 POOL_LABEL: Final = "Human pool"
+GROUNDING_LABELS: Final = {
+    "grounding_rate": "G (grounding rate)",
+    "grounded_accuracy": "GA (grounded accuracy)",
+    "ungrounded_correct_share": "U (ungrounded correct share)",
+}
+GROUNDING_SHORT: Final = {
+    "grounding_rate": "G",
+    "grounded_accuracy": "GA",
+    "ungrounded_correct_share": "U",
+}
 
 
 @dataclass(frozen=True)
@@ -39,6 +61,12 @@ class Leaderboard:
     params: ScoringParams
     case_ids: tuple[str, ...]
     notes: list[str] = field(default_factory=list)
+    grounded_case_ids: tuple[str, ...] = ()  # the scored cases with a reference region
+
+    @property
+    def has_grounding(self) -> bool:
+        """Whether G, GA and U were scored (some scored case carries a reference region)."""
+        return "grounding" in self.report
 
     @property
     def spec_version(self) -> str:
@@ -50,15 +78,25 @@ class Leaderboard:
         return float(self.report["human_pool"].get("radle_c", math.nan))
 
     def arms(self, *, readers: bool = True) -> pd.DataFrame:
-        return self.table if readers else self.table[self.table["arm"] != "reader"]
+        """The table's rows (without readers if asked); the grounding columns only when
+        grounding was scored, so a study without regions exports none."""
+        shown = self.table if readers else self.table[self.table["arm"] != "reader"]
+        if self.has_grounding:
+            return shown
+        return shown.drop(columns=[c for c in shown.columns if c.startswith(GROUNDING_METRICS)])
 
 
 def pool_name(group: str | None) -> str:
     return POOL_LABEL if group is None else f"Pool: {group}"
 
 
-def _metric_cells(row: dict[str, Any]) -> dict[str, float]:
+def _metric_cells(row: dict[str, Any], grounding: dict[str, Any] | None = None) -> dict[str, float]:
     out: dict[str, float] = {}
+    for m in GROUNDING_METRICS:
+        g = grounding or {}
+        out[m] = _num(g.get(m))
+        out[f"{m}_ci_low"] = _num(g.get(f"{m}_ci_low"))
+        out[f"{m}_ci_high"] = _num(g.get(f"{m}_ci_high"))
     for m in METRICS:
         out[m] = _num(row.get(m))
         out[f"{m}_ci_low"] = _num(row.get(f"{m}_ci_low"))
@@ -68,6 +106,17 @@ def _metric_cells(row: dict[str, Any]) -> dict[str, float]:
 
 def _num(value: Any) -> float:
     return math.nan if value is None else float(value)
+
+
+def _grounding_of(report: dict[str, Any], responder: str | None) -> dict[str, Any] | None:
+    """A responder's grounding row (``None``: the overall pool's), if grounding was scored."""
+    grounding = report.get("grounding")
+    if not grounding:
+        return None
+    if responder is None:
+        pool: dict[str, Any] = grounding["human_pool"]
+        return pool
+    return next((r for r in grounding["responders"] if r["responder"] == responder), None)
 
 
 def _pool_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -86,7 +135,7 @@ def _pool_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
                 "n_readers": int(row["n_readers"]),
                 "completion": math.nan,
                 "in_pool": True,
-                **_metric_cells(row),
+                **_metric_cells(row, _grounding_of(report, None) if arm == "pool" else None),
             }
         )
     return rows
@@ -104,7 +153,7 @@ def _responder_rows(report: dict[str, Any], kind: str) -> list[dict[str, Any]]:
             "n_readers": 1 if kind == "human" else 0,
             "completion": float(r["completion"]),
             "in_pool": bool(r.get("in_pool", False)),
-            **_metric_cells(r),
+            **_metric_cells(r, _grounding_of(report, r["responder"])),
         }
         for r in report["responders"]
         if r["kind"] == kind
@@ -127,11 +176,18 @@ def _differences(report: dict[str, Any]) -> pd.DataFrame:
             row[f"{m}_diff_ci_low"] = _num(r.get(f"{m}_diff_vs_pool_ci_low"))
             row[f"{m}_diff_ci_high"] = _num(r.get(f"{m}_diff_vs_pool_ci_high"))
         row["perm_p"] = _num(r.get("perm_p_vs_pool"))
+        g = _grounding_of(report, r["responder"]) or {}
+        row["grounding_rate_diff"] = _num(g.get("grounding_rate_diff_vs_pool"))
+        row["grounding_rate_diff_ci_low"] = _num(g.get("grounding_rate_diff_vs_pool_ci_low"))
+        row["grounding_rate_diff_ci_high"] = _num(g.get("grounding_rate_diff_vs_pool_ci_high"))
+        row["grounding_perm_p"] = _num(g.get("grounding_rate_perm_p_vs_pool"))
         rows.append(row)
     columns = ["name", "group"]
     for m in METRICS:
         columns += [f"{m}_diff", f"{m}_diff_ci_low", f"{m}_diff_ci_high"]
-    out = pd.DataFrame(rows, columns=[*columns, "perm_p"])
+    columns += ["perm_p", "grounding_rate_diff", "grounding_rate_diff_ci_low"]
+    columns += ["grounding_rate_diff_ci_high", "grounding_perm_p"]
+    out = pd.DataFrame(rows, columns=columns)
     out["group"] = pd.Series([r["group"] for r in rows], index=out.index, dtype=object)
     return out
 
@@ -171,11 +227,19 @@ def on_cases(frame: pd.DataFrame, case_ids: Sequence[str]) -> pd.DataFrame:
 
 
 def build_leaderboard(
-    frame: pd.DataFrame, case_ids: Sequence[str], params: ScoringParams
+    frame: pd.DataFrame,
+    case_ids: Sequence[str],
+    params: ScoringParams,
+    grounded_case_ids: Sequence[str] = (),
 ) -> Leaderboard:
-    """Score the frame on ``case_ids`` and arrange it as the leaderboard."""
+    """Score the frame on ``case_ids`` and arrange it as the leaderboard; with
+    ``grounded_case_ids`` (and the frame's ``hit`` column), grounding too."""
     cases = tuple(case_ids)
-    report = score_responses(on_cases(frame, cases), params, case_ids=list(cases))
+    scored = on_cases(frame, cases)
+    report = score_responses(scored, params, case_ids=list(cases))
+    grounded = tuple(c for c in grounded_case_ids if c in set(cases))
+    if grounded and "hit" in frame.columns:
+        report["grounding"] = grounding_report(scored, grounded, params, case_ids=list(cases))
     rows = [
         *_pool_rows(report),
         *_responder_rows(report, "model"),
@@ -188,6 +252,7 @@ def build_leaderboard(
         seen.add(row["name"])
     columns = ["arm", "name", "responder", "group", "n_cases", "n_readers", "completion"]
     columns += ["in_pool", *(k for m in METRICS for k in (m, f"{m}_ci_low", f"{m}_ci_high"))]
+    columns += [k for m in GROUNDING_METRICS for k in (m, f"{m}_ci_low", f"{m}_ci_high")]
     table = pd.DataFrame(rows, columns=columns)
     table["group"] = pd.Series([r["group"] for r in rows], index=table.index, dtype=object)
     return Leaderboard(
@@ -197,7 +262,13 @@ def build_leaderboard(
         params=params,
         case_ids=cases,
         notes=_notes(report, params, len(cases)),
+        grounded_case_ids=grounded if "grounding" in report else (),
     )
+
+
+def column_label(metric: str) -> str:
+    """A metric's short column header: RadLE-C, A, R, S, H, G, GA, U."""
+    return "RadLE-C" if metric == "radle_c" else {**SHORT, **GROUNDING_SHORT}[metric]
 
 
 def fmt(value: float, digits: int, low: float = math.nan, high: float = math.nan) -> str:
@@ -227,9 +298,10 @@ def display_table(board: Leaderboard, *, readers: bool = True) -> pd.DataFrame:
             "completion": ["" if math.isnan(c) else f"{c:.0%}" for c in shown["completion"]],
         }
     )
-    for m in METRICS:
-        out["RadLE-C" if m == "radle_c" else SHORT[m]] = [
-            fmt(v, DIGITS[m], lo, hi)
+    metrics = [*METRICS, *(GROUNDING_METRICS if board.has_grounding else ())]
+    for m in metrics:
+        out[column_label(m)] = [
+            fmt(v, DIGITS.get(m, 3), lo, hi)
             for v, lo, hi in zip(shown[m], shown[f"{m}_ci_low"], shown[f"{m}_ci_high"], strict=True)
         ]
     return out.reset_index(drop=True)
@@ -246,4 +318,17 @@ def display_differences(board: Leaderboard) -> pd.DataFrame:
             )
         ]
     out["p (sign-flip, points)"] = ["n/a" if math.isnan(p) else f"{p:.4f}" for p in d["perm_p"]]
+    if board.has_grounding:
+        out["Δ G"] = [
+            fmt(v, 3, lo, hi)
+            for v, lo, hi in zip(
+                d["grounding_rate_diff"],
+                d["grounding_rate_diff_ci_low"],
+                d["grounding_rate_diff_ci_high"],
+                strict=True,
+            )
+        ]
+        out["p (sign-flip, hits)"] = [
+            "n/a" if math.isnan(p) else f"{p:.4f}" for p in d["grounding_perm_p"]
+        ]
     return out.reset_index(drop=True)

@@ -8,15 +8,16 @@ pass; this module adds the role check and a table of runs.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from sqlmodel import Session, col, select
 
 from reader_app.auth import AuthError, require_role
 from reader_app.models import ModelRun, Reader, Response, Study
-from reader_app.runs.autograde_hook import autograde_after_run
-from reader_app.runs.import_writer import ImportSummary
-from reader_app.runs.importers import import_run_file
+
+if TYPE_CHECKING:
+    from reader_app.runs.import_writer import ImportSummary
 
 RUN_ROLES = ("analyst", "coordinator")
 RUN_COLUMNS = (
@@ -88,6 +89,11 @@ def import_model_file(
     Raises RunImportError with a message for the user; returns the summary and
     the grading line.
     """
+    # The importers and the grading pass (the answer matcher, the file parsers) are
+    # imported here, on an import: the page that lists the runs needs none of them.
+    from reader_app.runs.autograde_hook import autograde_after_run
+    from reader_app.runs.importers import import_run_file
+
     study = _study(session, actor)
     assert study.id is not None
     summary = import_run_file(

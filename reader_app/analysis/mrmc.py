@@ -9,7 +9,10 @@ percent correct is the endpoint (iMRMC's ``uStat11.conditionalD`` with
 points and the Likert level ride along for analyses of their own.
 
 Human readers form one modality, ``human``; each model run is a modality of
-its own with the run as its only reader, ``model:<run name>``. Only rows that
+its own with the run as its only reader, ``model:<run name>``. ``task`` is
+``diagnosis`` here; report-mode cases add rows with ``task`` ``report`` whose
+``score`` is the 0-40 rubric score, a rating
+(``analysis.report_scores.rubric_mrmc_rows``). Only rows that
 exist are written (a case a reader never answered has no row); answered rows
 without a verdict stop the export, as they stop scoring.
 """
@@ -34,6 +37,7 @@ MRMC_COLUMNS: Final = (
     "status",
     "likert",
     "points",
+    "task",
 )
 HUMAN_MODALITY: Final = "human"
 
@@ -61,6 +65,7 @@ def mrmc_frame(frame: pd.DataFrame, params: ScoringParams | None = None) -> pd.D
             "status": tidy["status"],
             "likert": tidy["likert"].astype("Int64"),
             "points": row_points(tidy, params.idk_score),
+            "task": "diagnosis",
         }
     )
     return out.sort_values(["modality", "reader", "case"]).reset_index(drop=True)[

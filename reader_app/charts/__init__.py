@@ -1,12 +1,13 @@
-"""Altair chart builders for the analyst's figures, and their PNG/SVG rendering.
+"""Chart builders for the analyst's figures, and their PNG/SVG rendering.
 
 Builders take the plain frames of reader_app.analysis.chart_data and return
-``alt.Chart`` objects with the data inline, so the same spec shows in the
-app, renders to PNG/SVG offline through vl-convert, and goes into the static
-report. No Streamlit here.
+Vega-Lite specs (plain dicts, reader_app/charts/vl.py) with the data inline,
+so the same spec shows in the app, renders to PNG/SVG offline through
+vl-convert, and goes into the static report. No Streamlit here.
 """
 
 from reader_app.charts.builders import (
+    accuracy_grounding_chart,
     case_matrix_chart,
     group_split_chart,
     metric_bars_chart,
@@ -15,8 +16,10 @@ from reader_app.charts.builders import (
     risk_coverage_chart,
 )
 from reader_app.charts.render import chart_png, chart_svg, spec_json
+from reader_app.charts.rubric import tier_distribution_chart
 
 __all__ = [
+    "accuracy_grounding_chart",
     "case_matrix_chart",
     "chart_png",
     "chart_svg",
@@ -26,4 +29,5 @@ __all__ = [
     "response_profile_chart",
     "risk_coverage_chart",
     "spec_json",
+    "tier_distribution_chart",
 ]

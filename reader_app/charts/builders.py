@@ -1,4 +1,4 @@
-"""One function per figure: a chart-data frame in, an ``alt.Chart`` (data inline) out.
+"""One function per figure: a chart-data frame in, a Vega-Lite spec (a dict, data inline) out.
 
 Text from users (reader codes, run names, case ids) only ever enters a chart
 as data values, which Vega draws as text (canvas in the app, escaped
@@ -7,19 +7,19 @@ as data values, which Vega draws as text (canvas in the app, escaped
 
 from __future__ import annotations
 
-import math
 from typing import Any, Final
 
-import altair as alt
 import pandas as pd
 
-from reader_app.analysis.chart_data import OUTCOMES
+from reader_app.analysis.chart_data import GROUNDING_SERIES, OUTCOMES
+from reader_app.charts.palette import POOL, name_color, with_weights
+from reader_app.charts.vl import Spec, field, layer, mark, secondary, value, values, when
 
-ARM_COLORS: Final = {
-    "pool": "#1f3b73",
-    "group pool": "#6c8ebf",
-    "model": "#e07b00",
-    "reader": "#9a9a9a",
+ARM_COLORS: Final = {  # families: humans cool (pools darkest), models warm
+    "pool": POOL,
+    "group pool": "#4f86c6",
+    "model": "#d95f02",
+    "reader": "#6baed6",
 }
 METRIC_DOMAIN: Final = {
     "radle_c": (0.0, 2000.0),
@@ -59,33 +59,58 @@ CELL_COLORS: Final = {
     "failure": "#4a4a4a",
     "missing": "#ffffff",
 }
+# accuracy against grounding: humans cool, models warm; a text-only run is hollow
+SERIES_STROKE: Final = dict(
+    zip(GROUNDING_SERIES, (POOL, "#2171b5", "#d95f02", "#d95f02"), strict=True)
+)
+SERIES_FILL: Final = dict(
+    zip(GROUNDING_SERIES, (POOL, "#6baed6", "#d95f02", "#ffffff"), strict=True)
+)
+SERIES_SHAPE: Final = dict(
+    zip(GROUNDING_SERIES, ("circle", "circle", "diamond", "diamond"), strict=True)
+)
+SERIES_SIZE: Final = dict(zip(GROUNDING_SERIES, (220, 70, 150, 150), strict=True))
 WIDTH: Final = 560
-Figure = alt.TopLevelMixin  # what every builder returns: a chart that renders on its own
-
-
-def values(frame: pd.DataFrame) -> alt.Data:
-    """Inline data with NaN as null (JSON has no NaN) and plain Python scalars."""
-    records = []
-    for row in frame.to_dict(orient="records"):
-        clean: dict[str, Any] = {}
-        for key, value in row.items():
-            if value is pd.NA or value is None or (isinstance(value, float) and math.isnan(value)):
-                clean[str(key)] = None
-            elif hasattr(value, "item"):
-                clean[str(key)] = value.item()
-            else:
-                clean[str(key)] = value
-        records.append(clean)
-    return alt.Data(values=records)  # type: ignore[no-untyped-call]
+LABELLED_CASES: Final = 64  # the matrix labels its cases up to this many (>= 14 px each)
+Figure = Spec  # what every builder returns: a spec that renders on its own
+# Width and height are the plotting area's; axes, titles and legends come on top. Without
+# this, Streamlit sizes a single chart with autosize "fit" (the whole figure in `height`):
+# a three-bar chart then kept about 15 px for its bars.
+PAD: Final = {"type": "pad", "contains": "padding"}
+# Click a legend entry (shift-click for several) to bring those series forward.
+PICKED: Final = "pick"
+PICK: Final[Spec] = {
+    "name": PICKED,
+    "select": {"type": "point", "fields": ["name"]},
+    "bind": "legend",
+}
 
 
 def _order(frame: pd.DataFrame, column: str = "name") -> list[str]:
     return list(dict.fromkeys(str(v) for v in frame[column]))
 
 
-def _arm_scale(frame: pd.DataFrame) -> alt.Scale:
+def _arm_scale(frame: pd.DataFrame) -> Spec:
     arms = [a for a in ARM_COLORS if a in set(frame["arm"])]
-    return alt.Scale(domain=arms, range=[ARM_COLORS[a] for a in arms])
+    return {"domain": arms, "range": [ARM_COLORS[a] for a in arms]}
+
+
+def _value_with_ci() -> list[Spec]:
+    """Tooltip fields: the value and its 95% CI."""
+    return [
+        field("value:Q", format=".3~f"),
+        field("ci_low:Q", title="95% CI low", format=".3~f"),
+        field("ci_high:Q", title="95% CI high", format=".3~f"),
+    ]
+
+
+def _ci_whiskers(data: Spec, y: Spec) -> Spec:
+    """A black rule from ci_low to ci_high on each row."""
+    return {
+        "data": data,
+        "mark": mark("rule", color="black", strokeWidth=1.5),
+        "encoding": {"x": field("ci_low:Q"), "x2": secondary("ci_high"), "y": y},
+    }
 
 
 def metric_bars_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figure:
@@ -94,38 +119,41 @@ def metric_bars_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figur
     low, high = METRIC_DOMAIN.get(metric, (0.0, 1.0))
     names = _order(frame)
     x_title = METRIC_TITLE.get(metric, metric)
-    y = alt.Y("name:N", sort=names, title=None)
-    base = alt.Chart(values(frame))
-    bars = base.mark_bar(height={"band": 0.7}).encode(
-        x=alt.X("value:Q", title=x_title, scale=alt.Scale(domain=[low, high])),
-        y=y,
-        color=alt.Color("arm:N", scale=_arm_scale(frame), title=None),
-        tooltip=[
-            alt.Tooltip("name:N"),
-            alt.Tooltip("arm:N"),
-            alt.Tooltip("value:Q", format=".3~f"),
-            alt.Tooltip("ci_low:Q", title="95% CI low", format=".3~f"),
-            alt.Tooltip("ci_high:Q", title="95% CI high", format=".3~f"),
-        ],
-    )
-    whiskers = base.mark_rule(color="black", strokeWidth=1.5).encode(
-        x="ci_low:Q", x2="ci_high:Q", y=y
-    )
-    caps_low = base.mark_tick(color="black", thickness=1.5, size=10).encode(x="ci_low:Q", y=y)
-    caps_high = base.mark_tick(color="black", thickness=1.5, size=10).encode(x="ci_high:Q", y=y)
-    layers: list[Any] = [bars, whiskers, caps_low, caps_high]
+    y = field("name:N", sort=names, title=None)
+    data = values(frame)
+    bars = {
+        "data": data,
+        "mark": mark("bar", height={"band": 0.7}),
+        "encoding": {
+            "x": field("value:Q", title=x_title, scale={"domain": [low, high]}),
+            "y": y,
+            "color": field("arm:N", scale=_arm_scale(frame), title=None),
+            "tooltip": [field("name:N"), field("arm:N"), *_value_with_ci()],
+        },
+    }
+    whiskers = _ci_whiskers(data, y)
+    cap = mark("tick", color="black", thickness=1.5, size=10)
+    caps_low = {"data": data, "mark": cap, "encoding": {"x": field("ci_low:Q"), "y": y}}
+    caps_high = {"data": data, "mark": cap, "encoding": {"x": field("ci_high:Q"), "y": y}}
+    layers: list[Spec] = [bars, whiskers, caps_low, caps_high]
     pool = frame["pool_value"].dropna()
     if len(pool):
         ref = pd.DataFrame({"pool_value": [float(pool.iloc[0])], "label": ["human pool"]})
-        rule = alt.Chart(values(ref)).mark_rule(color="#1f3b73", strokeDash=[6, 4], size=2)
-        text = alt.Chart(values(ref)).mark_text(
-            align="left", dx=4, dy=-4, baseline="bottom", color="#1f3b73"
-        )
         layers += [
-            rule.encode(x="pool_value:Q"),
-            text.encode(x="pool_value:Q", y=alt.value(0), text="label:N"),
+            {
+                "data": values(ref),
+                "mark": mark("rule", color="#1f3b73", strokeDash=[6, 4], size=2),
+                "encoding": {"x": field("pool_value:Q")},
+            },
+            {
+                "data": values(ref),
+                "mark": mark("text", align="left", dx=4, dy=-4, baseline="bottom", color="#1f3b73"),
+                "encoding": {"x": field("pool_value:Q"), "y": value(0), "text": field("label:N")},
+            },
         ]
-    return alt.layer(*layers).properties(
+    return layer(
+        *layers,
+        autosize=PAD,
         width=WIDTH,
         height=max(26 * len(names), 80),
         title=title or f"{x_title} with 95% bootstrap CI",
@@ -136,118 +164,145 @@ def response_profile_chart(frame: pd.DataFrame, *, title: str | None = None) -> 
     """Share of N per outcome: wrong by Likert level, IDK..., correct by Likert level."""
     domain = [label for label, _, _ in OUTCOMES]
     names = _order(frame)
-    chart: Figure = (
-        alt.Chart(values(frame))
-        .mark_bar()
-        .encode(
-            x=alt.X(
+    return {
+        "data": values(frame),
+        "mark": mark("bar"),
+        "encoding": {
+            "x": field(
                 "share:Q",
                 stack="zero",
                 title="share of cases",
-                axis=alt.Axis(format="%"),
-                scale=alt.Scale(domain=[0, 1]),
+                axis={"format": "%"},
+                scale={"domain": [0, 1]},
             ),
-            y=alt.Y("name:N", sort=names, title=None),
-            color=alt.Color(
+            "y": field("name:N", sort=names, title=None),
+            "color": field(
                 "segment:N",
-                scale=alt.Scale(domain=domain, range=[OUTCOME_COLORS[d] for d in domain]),
-                legend=alt.Legend(title="answer · confidence", columns=2),
+                scale={"domain": domain, "range": [OUTCOME_COLORS[d] for d in domain]},
+                legend={"title": "answer · confidence", "columns": 2},
             ),
-            order=alt.Order("order:Q"),
-            tooltip=[
-                alt.Tooltip("name:N"),
-                alt.Tooltip("segment:N"),
-                alt.Tooltip("count:Q", format=".2~f"),
-                alt.Tooltip("share:Q", format=".1%"),
+            "order": field("order:Q"),
+            "tooltip": [
+                field("name:N"),
+                field("segment:N"),
+                field("count:Q", format=".2~f"),
+                field("share:Q", format=".1%"),
             ],
-        )
-        .properties(
-            width=WIDTH,
-            height=max(26 * len(names), 80),
-            title=title or "Response profile: correct and wrong by confidence, plus IDK",
-        )
-    )
-    return chart
-
-
-def _line_colors(frame: pd.DataFrame) -> alt.Color:
-    return alt.Color("name:N", sort=_order(frame), title=None)
+        },
+        "autosize": PAD,
+        "width": WIDTH,
+        "height": max(26 * len(names), 80),
+        "title": title or "Response profile: correct and wrong by confidence, plus IDK",
+    }
 
 
 def reliability_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figure:
-    """Accuracy at each Likert level against the diagonal p = L/4 (points sized by count)."""
-    shown = frame.dropna(subset=["accuracy"])
+    """Accuracy at each Likert level against the diagonal p = L/4 (points sized by count).
+
+    One line per responder, coloured by kind family, pools heavier; the legend
+    names every series and selects (highlights) them."""
+    shown = with_weights(frame.dropna(subset=["accuracy"]))
     diagonal = pd.DataFrame({"likert": [0, 4], "stated": [0.0, 1.0]})
-    x = alt.X(
+    x = field(
         "likert:Q",
         title="stated confidence (Likert 0-4)",
-        scale=alt.Scale(domain=[0, 4]),
-        axis=alt.Axis(values=[0, 1, 2, 3, 4], format="d"),
+        scale={"domain": [0, 4]},
+        axis={"values": [0, 1, 2, 3, 4], "format": "d"},
     )
-    ref = (
-        alt.Chart(values(diagonal))
-        .mark_line(color="#777777", strokeDash=[4, 4])
-        .encode(x=x, y=alt.Y("stated:Q"))
-    )
-    base = alt.Chart(values(shown))
-    y = alt.Y(
-        "accuracy:Q", title="accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")
-    )
-    lines = base.mark_line().encode(x=x, y=y, color=_line_colors(shown))
-    points = base.mark_circle(opacity=0.9).encode(
-        x=x,
-        y=y,
-        color=_line_colors(shown),
-        size=alt.Size("n:Q", scale=alt.Scale(range=[30, 300]), legend=None),
-        tooltip=[
-            alt.Tooltip("name:N"),
-            alt.Tooltip("likert:Q"),
-            alt.Tooltip("accuracy:Q", format=".1%"),
-            alt.Tooltip("n:Q", title="answers", format=".2~f"),
-        ],
-    )
-    return alt.layer(ref, lines, points).properties(
+    ref = {
+        "data": values(diagonal),
+        "mark": mark("line", color="#777777", strokeDash=[4, 4]),
+        "encoding": {"x": x, "y": field("stated:Q")},
+    }
+    data = values(shown)
+    y = field("accuracy:Q", title="accuracy", scale={"domain": [0, 1]}, axis={"format": "%"})
+    color = name_color(shown, PICKED)
+    tooltip = [
+        field("name:N"),
+        field("arm:N", title="kind"),
+        field("likert:Q"),
+        field("accuracy:Q", format=".1%"),
+        field("n:Q", title="answers", format=".2~f"),
+    ]
+    lines = {
+        "data": data,
+        "mark": mark("line"),
+        "encoding": {
+            "x": x,
+            "y": y,
+            "color": color,
+            "strokeWidth": field("weight:Q", scale=None),
+            "opacity": when(PICKED, 0.95, 0.08),
+            "detail": field("name:N"),
+            "tooltip": tooltip,
+        },
+        "name": "view_1",  # the layer the legend selection lives in
+    }
+    points = {
+        "data": data,
+        "mark": mark("circle"),
+        "encoding": {
+            "x": x,
+            "y": y,
+            "color": color,
+            "size": field("n:Q", scale={"range": [12, 160]}, legend=None),
+            "opacity": when(PICKED, 0.9, 0.06),
+            "tooltip": tooltip,
+        },
+    }
+    return layer(
+        ref,
+        lines,
+        points,
+        params=[{**PICK, "views": ["view_1"]}],
+        autosize=PAD,
         width=WIDTH,
-        height=320,
+        height=360,
         title=title or "Reliability: accuracy by stated confidence (point size: answers)",
     )
 
 
 def risk_coverage_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figure:
-    """Selective risk against coverage, one curve per responder (thresholds L4 .. L0)."""
-    shown = frame.dropna(subset=["coverage"])
-    enc = {
-        "x": alt.X(
-            "coverage:Q",
-            title="coverage (answered at or above the threshold / N)",
-            scale=alt.Scale(domain=[0, 1]),
-            axis=alt.Axis(format="%"),
-        ),
-        "y": alt.Y(
-            "risk:Q",
-            title="selective risk (wrong / answered)",
-            scale=alt.Scale(domain=[0, 1]),
-            axis=alt.Axis(format="%"),
-        ),
-        "color": _line_colors(shown),
-    }
-    chart: Figure = (
-        alt.Chart(values(shown))
-        .mark_line(point=True)
-        .encode(
-            **enc,
-            order=alt.Order("threshold:Q", sort="descending"),
-            tooltip=[
-                alt.Tooltip("name:N"),
-                alt.Tooltip("threshold:Q", title="Likert >="),
-                alt.Tooltip("coverage:Q", format=".1%"),
-                alt.Tooltip("risk:Q", format=".1%"),
-                alt.Tooltip("aurc:Q", title="AURC", format=".3f"),
+    """Selective risk against coverage, one curve per responder (thresholds L4 .. L0);
+    kind families, pools heavier, legend selection as in the reliability chart."""
+    shown = with_weights(frame.dropna(subset=["coverage"]))
+    percent = {"domain": [0, 1]}
+    return {
+        "data": values(shown),
+        "mark": mark("line", point={"size": 18}),
+        "encoding": {
+            "x": field(
+                "coverage:Q",
+                title="coverage (answered at or above the threshold / N)",
+                scale=percent,
+                axis={"format": "%"},
+            ),
+            "y": field(
+                "risk:Q",
+                title="selective risk (wrong / answered)",
+                scale=percent,
+                axis={"format": "%"},
+            ),
+            "color": name_color(shown, PICKED),
+            "strokeWidth": field("weight:Q", scale=None),
+            "opacity": when(PICKED, 0.95, 0.08),
+            "detail": field("name:N"),
+            "order": field("threshold:Q", sort="descending"),
+            "tooltip": [
+                field("name:N"),
+                field("arm:N", title="kind"),
+                field("threshold:Q", title="Likert >="),
+                field("coverage:Q", format=".1%"),
+                field("risk:Q", format=".1%"),
+                field("aurc:Q", title="AURC", format=".3f"),
             ],
-        )
-        .properties(width=WIDTH, height=320, title=title or "Risk-coverage curves")
-    )
-    return chart
+        },
+        "params": [dict(PICK)],
+        "autosize": PAD,
+        "width": WIDTH,
+        "height": 360,
+        "title": title or "Risk-coverage curves",
+    }
 
 
 def case_matrix_chart(
@@ -257,51 +312,58 @@ def case_matrix_chart(
     order = [str(c) for c in cases["case_id"]]
     responders = _order(cells.sort_values(["kind", "responder"]), "responder")
     width = max(min(14 * len(order), 900), 200)
-    x = alt.X(
+    many = len(order) > LABELLED_CASES  # past this, case ids are on hover only
+    x = field(
         "case_id:N",
         sort=order,
-        title="case (hardest for the pool first)",
-        axis=alt.Axis(labelAngle=-60, labelLimit=120),
+        title="case (hardest for the pool first; equal difficulty in case-id order)"
+        + ("; hover a cell for its case" if many else ""),
+        axis={"labelAngle": -60, "labelLimit": 120, "labels": not many, "ticks": not many},
     )
-    difficulty = (
-        alt.Chart(values(cases))
-        .mark_bar(color="#6c8ebf")
-        .encode(
-            x=x.axis(None),
-            y=alt.Y("difficulty:Q", title="difficulty", scale=alt.Scale(domain=[0, 1])),
-            tooltip=[
-                alt.Tooltip("case_id:N"),
-                alt.Tooltip("pool_accuracy:Q", title="pool accuracy", format=".0%"),
-                alt.Tooltip("split:N"),
+    difficulty = {
+        "data": values(cases),
+        "mark": mark("bar", color="#6c8ebf"),
+        "encoding": {
+            "x": {**x, "axis": None},
+            "y": field("difficulty:Q", title="difficulty", scale={"domain": [0, 1]}),
+            "tooltip": [
+                field("case_id:N"),
+                field("pool_accuracy:Q", title="pool accuracy", format=".0%"),
+                field("split:N"),
             ],
-        )
-        .properties(width=width, height=80)
-    )
+        },
+        "width": width,
+        "height": 80,
+    }
     domain = list(CELL_COLORS)
-    grid = (
-        alt.Chart(values(cells))
-        .mark_rect(stroke="#dddddd", strokeWidth=0.5)
-        .encode(
-            x=x,
-            y=alt.Y("responder:N", sort=responders, title=None),
-            color=alt.Color(
+    grid = {
+        "data": values(cells),
+        "mark": mark("rect", stroke="#dddddd", strokeWidth=0.5),
+        "encoding": {
+            "x": x,
+            "y": field("responder:N", sort=responders, title=None),
+            "color": field(
                 "outcome:N",
-                scale=alt.Scale(domain=domain, range=[CELL_COLORS[d] for d in domain]),
+                scale={"domain": domain, "range": [CELL_COLORS[d] for d in domain]},
                 title="outcome",
             ),
-            tooltip=[
-                alt.Tooltip("responder:N"),
-                alt.Tooltip("kind:N"),
-                alt.Tooltip("case_id:N"),
-                alt.Tooltip("outcome:N"),
-                alt.Tooltip("likert:Q"),
+            "tooltip": [
+                field("responder:N"),
+                field("kind:N"),
+                field("case_id:N"),
+                field("outcome:N"),
+                field("likert:Q"),
             ],
-        )
-        .properties(width=width, height=max(16 * len(responders), 60))
-    )
-    return alt.vconcat(difficulty, grid, spacing=4).properties(
-        title=title or "Per-case outcomes: who gets which case"
-    )
+        },
+        "width": width,
+        "height": max(16 * len(responders), 60),
+    }
+    return {
+        "vconcat": [difficulty, grid],
+        "spacing": 4,
+        "autosize": PAD,
+        "title": title or "Per-case outcomes: who gets which case",
+    }
 
 
 def group_split_chart(
@@ -311,26 +373,119 @@ def group_split_chart(
     shown = frame[frame["metric"] == metric]
     low, high = METRIC_DOMAIN.get(metric, (0.0, 1.0))
     names = _order(shown)
-    y = alt.Y("name:N", sort=names, title=None)
-    base = alt.Chart(values(shown))
-    bars = base.mark_bar(height={"band": 0.6}, color="#6c8ebf").encode(
-        x=alt.X(
-            "value:Q", title=METRIC_TITLE.get(metric, metric), scale=alt.Scale(domain=[low, high])
-        ),
-        y=y,
-        tooltip=[
-            alt.Tooltip("name:N"),
-            alt.Tooltip("n_readers:Q", title="readers"),
-            alt.Tooltip("value:Q", format=".3~f"),
-            alt.Tooltip("ci_low:Q", title="95% CI low", format=".3~f"),
-            alt.Tooltip("ci_high:Q", title="95% CI high", format=".3~f"),
-        ],
-    )
-    whiskers = base.mark_rule(color="black", strokeWidth=1.5).encode(
-        x="ci_low:Q", x2="ci_high:Q", y=y
-    )
-    return alt.layer(bars, whiskers).properties(
+    y = field("name:N", sort=names, title=None)
+    data = values(shown)
+    bars = {
+        "data": data,
+        "mark": mark("bar", height={"band": 0.6}, color="#6c8ebf"),
+        "encoding": {
+            "x": field(
+                "value:Q",
+                title=METRIC_TITLE.get(metric, metric),
+                scale={"domain": [low, high]},
+            ),
+            "y": y,
+            "tooltip": [
+                field("name:N"),
+                field("n_readers:Q", title="readers"),
+                *_value_with_ci(),
+            ],
+        },
+    }
+    whiskers = _ci_whiskers(data, y)
+    return layer(
+        bars,
+        whiskers,
+        autosize=PAD,
         width=WIDTH,
         height=max(30 * len(names), 80),
         title=title or f"Reader groups: {METRIC_TITLE.get(metric, metric)}",
+    )
+
+
+def _series(channel: str, domain: list[str], by: dict[str, Any], legend: Spec) -> Spec:
+    return field(channel, scale={"domain": domain, "range": [by[d] for d in domain]}, legend=legend)
+
+
+def accuracy_grounding_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figure:
+    """Accuracy (y) against grounding rate G (x), humans and models on one plot, each
+    point with its 95% CI whiskers both ways; text-only runs are hollow diamonds.
+
+    Above the diagonal a responder is right more often than it looks in the right
+    place: the ungrounded share of its right answers (U) is large."""
+    shown = frame.dropna(subset=["accuracy", "grounding_rate"])
+    domain = [s for s in GROUNDING_SERIES if s in set(shown["series"])] or list(GROUNDING_SERIES)
+    unit = {"domain": [0, 1], "nice": False, "padding": 10}  # room for points at 0 and 100%
+    x = field("grounding_rate:Q", title="grounding rate G (hits / cases with a region)",
+              scale=unit, axis={"format": "%"})  # fmt: skip
+    y = field("accuracy:Q", title="accuracy (RadLE-A)", scale=unit, axis={"format": "%"})
+    legend = {"title": None, "orient": "right", "symbolStrokeWidth": 2}
+    data = values(shown)
+    line = pd.DataFrame({"grounding_rate": [0.0, 1.0], "accuracy": [0.0, 1.0]})
+    diagonal = {
+        "data": values(line),
+        "mark": mark("line", color="#999999", strokeDash=[4, 4]),
+        "encoding": {"x": x, "y": y},
+    }
+    whisker = mark("rule", color="#8a8a8a", strokeWidth=1.2, opacity=0.8)  # dark or light
+    across = {
+        "data": data,
+        "mark": whisker,
+        "encoding": {
+            "x": field("grounding_rate_ci_low:Q"),
+            "x2": secondary("grounding_rate_ci_high"),
+            "y": y,
+        },
+    }
+    up = {
+        "data": data,
+        "mark": whisker,
+        "encoding": {
+            "x": x,
+            "y": field("accuracy_ci_low:Q"),
+            "y2": secondary("accuracy_ci_high"),
+        },
+    }
+    points = {
+        "data": data,
+        "mark": mark("point", filled=False, strokeWidth=2, opacity=1),
+        "encoding": {
+            "x": x,
+            "y": y,
+            "stroke": _series("series:N", domain, SERIES_STROKE, legend),
+            "fill": _series("series:N", domain, SERIES_FILL, legend),
+            "shape": _series("series:N", domain, SERIES_SHAPE, legend),
+            # the same legend for all four, or Vega-Lite drops it
+            "size": _series("series:N", domain, SERIES_SIZE, legend),
+            "tooltip": [
+                field("name:N"),
+                field("series:N", title="kind"),
+                field("accuracy:Q", format=".1%"),
+                field("accuracy_ci_low:Q", title="accuracy 95% CI low", format=".1%"),
+                field("accuracy_ci_high:Q", title="accuracy 95% CI high", format=".1%"),
+                field("grounding_rate:Q", title="G", format=".1%"),
+                field("grounding_rate_ci_low:Q", title="G 95% CI low", format=".1%"),
+                field("grounding_rate_ci_high:Q", title="G 95% CI high", format=".1%"),
+                field("n_grounded:Q", title="cases with a region"),
+            ],
+        },
+    }
+    # names beside the pool and the model runs; readers are many, so on hover only
+    labels = {
+        "data": data,
+        "transform": [{"filter": "(datum.arm !== 'reader')"}],
+        "mark": mark("text", align="left", dx=9, dy=-7, fontSize=11, color="#8a8a8a"),
+        "encoding": {"x": x, "y": y, "text": field("name:N")},
+    }
+    n = int(shown["n_grounded"].iloc[0]) if len(shown) else 0
+    return layer(
+        diagonal,
+        across,
+        up,
+        points,
+        labels,
+        autosize=PAD,
+        width=420,
+        height=420,
+        title=title or f"Accuracy against grounding rate ({n} case(s) with a reference region)",
     )

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from reader_app.backup import BackupError, backup_database, default_backup_path
-from reader_app.commands.common import fail, settings_or_exit
+from reader_app.backup import backup_database, default_backup_path
+from reader_app.commands.common import settings_or_exit
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,10 +34,7 @@ def run(args: argparse.Namespace) -> int:
         if args.output
         else default_backup_path(settings.data_dir, settings.database_url)
     )
-    try:
-        result = backup_database(settings.database_url, dest)
-    except BackupError as exc:
-        return fail(str(exc))
+    result = backup_database(settings.database_url, dest)  # a BackupError: cli.main reports it
     counts = ", ".join(f"{n} {table}" for table, n in result.counts.items())
     print(f"Backed up the {result.backend} database ({counts}).")
     print(f"{result.size} bytes, sha256 {result.sha256}. Backup file:")

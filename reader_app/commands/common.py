@@ -10,12 +10,13 @@ from sqlmodel import Session
 
 from reader_app.casebank import get_study
 from reader_app.db import get_engine, migrate, session_scope
+from reader_app.errors import ReaderStudyError
 from reader_app.models import Study
 from reader_app.settings import Settings, SettingsError, load_settings
 
 
-class CommandError(RuntimeError):
-    """A user-facing failure: printed without a traceback, exit code 1."""
+class CommandError(ReaderStudyError, RuntimeError):
+    """A user-facing failure of a command: ``cli.main`` prints it, exit code 2."""
 
 
 def settings_or_exit() -> Settings:
@@ -37,10 +38,23 @@ def cli_session(settings: Settings) -> Iterator[Session]:
 def require_study(session: Session, slug: str) -> Study:
     study = get_study(session=session, slug=slug)
     if study is None:
-        raise CommandError(f"no study named {slug!r}")
+        raise CommandError(f"no study named {slug!r} in {database_name(session)}")
     return study
 
 
+def database_name(session: Session) -> str:
+    """The database a session works on, for messages: the SQLite file, or the server URL
+    without its password; plus how to choose another one."""
+    url = session.get_bind().engine.url
+    where = (
+        f"the database {url.database}"
+        if url.get_backend_name() == "sqlite"
+        else f"the database {url.render_as_string(hide_password=True)}"
+    )
+    return f"{where} (set READERSTUDY_DATABASE_URL or READERSTUDY_DATA_DIR to use another)"
+
+
 def fail(message: str) -> int:
+    """Print a refusal the way ``cli.main`` prints a ReaderStudyError; exit code 2."""
     print(f"readerstudy: {message}", file=sys.stderr)
-    return 1
+    return 2

@@ -57,6 +57,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="points of an 'I don't know' in the mrmc points column, recorded in "
         "param_idk_score (default: 0)",
     )
+    p.add_argument(
+        "--raw",
+        action="store_true",
+        help="exact text in CSV cells, for scripts; by default a text cell starting with "
+        "=, +, -, @, tab or CR gets a leading apostrophe so a spreadsheet cannot run it",
+    )
     p.set_defaults(func=run)
 
 
@@ -68,7 +74,9 @@ def run(args: argparse.Namespace) -> int:
         params = ScoringParams(idk_score=args.idk_score)
         with cli_session(settings) as session:
             study = require_study(session, args.study)
-            data = export_bytes(args.what, args.format, session=session, study=study, params=params)
+            data = export_bytes(
+                args.what, args.format, session=session, study=study, params=params, raw=args.raw
+            )
     except (CommandError, ExportError, ValueError) as exc:
         if isinstance(exc, FrameError):
             return fail(f"cannot export {args.what}: {exc}")

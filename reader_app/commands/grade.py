@@ -30,8 +30,7 @@ from reader_app.commands.common import (
     settings_or_exit,
 )
 from reader_app.grading.config import GradingConfigError, grading_config
-from reader_app.grading.file_grade import Panel, grade_rows, study_memory
-from reader_app.grading.judges import (
+from reader_app.grading.diagnosis_judge import (
     DEFAULT_KEY_ENV,
     DbJudgeCache,
     JudgeClient,
@@ -40,6 +39,7 @@ from reader_app.grading.judges import (
     PanelOutcome,
     judge_requests,
 )
+from reader_app.grading.file_grade import Panel, grade_rows, study_memory
 from reader_app.grading.key import AnswerKeyError, KeyEntry, parse_key_csv
 
 

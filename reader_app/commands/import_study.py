@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TextIO
 
 from reader_app.commands.common import fail, settings_or_exit
+from reader_app.commands.progress_bar import StepProgress
 from reader_app.db import migrate
 
 
@@ -24,26 +24,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(func=run)
 
 
-class TextProgress:
-    """A text progress bar on stderr: redrawn in place on a terminal, one line per step else."""
-
-    def __init__(self, stream: TextIO | None = None, width: int = 30) -> None:
-        self.stream = stream or sys.stderr
-        self.width = width
-        self.tty = self.stream.isatty()
-
-    def __call__(self, done: int, total: int, message: str) -> None:
-        filled = self.width * done // max(total, 1)
-        bar = "#" * filled + "." * (self.width - filled)
-        line = f"[{bar}] {done}/{total} {message}"
-        if self.tty:
-            end = "\n" if done >= total else ""
-            self.stream.write(f"\r{line[:100]:<100}{end}")
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
-
-
 def run(args: argparse.Namespace) -> int:
     from reader_app.ingest.errors import ImportFailed  # heavy imports only when used
     from reader_app.ingest.importer import import_manifest
@@ -56,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
             manifest,
             settings=settings,
             slug=args.study,
-            progress=None if args.quiet else TextProgress(),
+            progress=None if args.quiet else StepProgress(),
         )
     except ImportFailed as exc:
         if exc.report_text and not args.quiet:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from reader_app.backup import BackupError, restore_database
+from reader_app.backup import restore_database
 from reader_app.commands.common import fail, settings_or_exit
 
 
@@ -29,10 +29,7 @@ def run(args: argparse.Namespace) -> int:
     source = Path(args.backup)
     if not source.is_file():
         return fail(f"no backup file at {source}")
-    try:
-        counts = restore_database(settings.database_url, source, force=args.force)
-    except BackupError as exc:
-        return fail(str(exc))
+    counts = restore_database(settings.database_url, source, force=args.force)
     summary = ", ".join(f"{n} {table}" for table, n in counts.items())
     print(f"Restored {source.name} into the configured database ({summary}).")
     return 0

@@ -2,7 +2,8 @@
 
 The model gets each scored case's PNGs, byte for byte what a reader is
 served, from any OpenAI-compatible chat-completions endpoint. Rerunning the
-same command resumes: only cases without an answer are asked.
+same command resumes: only cases without an answer are asked. ``--no-images``
+is the text-only ablation: the same text, no image, a run named "(text only)".
 """
 
 from __future__ import annotations
@@ -19,11 +20,19 @@ from reader_app.commands.common import (
     require_study,
     settings_or_exit,
 )
+from reader_app.commands.progress_bar import RunProgressBar
+from reader_app.exam.config import exam_config
+from reader_app.llm import ChatClient, endpoint_host
 from reader_app.runs.autograde_hook import autograde_after_run
-from reader_app.runs.client import ChatClient, endpoint_host
-from reader_app.runs.progress import TextProgress
-from reader_app.runs.prompt import DEFAULT_PROMPT, load_prompt
-from reader_app.runs.record import STRIP_MODES, RunConflict, RunSpec
+from reader_app.runs.lease import DEFAULT_LEASE_S
+from reader_app.runs.prompt import DEFAULT_PROMPT, GROUNDED_PROMPT, default_prompt, load_prompt
+from reader_app.runs.record import (
+    DEFAULT_REPORT_PROMPT,
+    STRIP_MODES,
+    RunConflict,
+    RunSpec,
+    text_only_name,
+)
 from reader_app.runs.runner import RunAborted, RunSummary, run_model
 
 
@@ -57,10 +66,29 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--concurrency", type=int, default=4, help="requests in flight (default 4)")
     p.add_argument(
         "--prompt",
-        default=DEFAULT_PROMPT,
-        help=f"built-in prompt version or a prompt file (default {DEFAULT_PROMPT})",
+        default=None,
+        help=f"built-in prompt version or a prompt file (default {DEFAULT_PROMPT}, or "
+        f"{GROUNDED_PROMPT} when the study has grounding = true)",
+    )
+    p.add_argument(
+        "--no-images",
+        action="store_true",
+        help="text-only ablation: the same prompt and history, no image sent; the run is "
+        "named '<name> (text only)'",
     )
     p.add_argument("--strip-mode", choices=STRIP_MODES, default="slices")
+    p.add_argument(
+        "--report-prompt",
+        default=None,
+        help=f"prompt for report-mode cases (default {DEFAULT_REPORT_PROMPT} when there are any)",
+    )
+    p.add_argument(
+        "--images-per-request",
+        type=int,
+        default=None,
+        help="report cases: send the slices in labelled groups of N (Bench 2 used 4: "
+        "Entry/Upper/Lower/Exit) and join the replies; recorded in the run",
+    )
     p.add_argument("--temperature", type=_optional_float, default=0.0, help="'none' to omit")
     p.add_argument("--seed", type=_optional_int, default=0, help="'none' to omit")
     p.add_argument("--max-tokens", type=_optional_int, default=1024, help="'none' to omit")
@@ -69,7 +97,24 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default="{}",
         help="JSON object merged into each request, e.g. '{\"top_p\": 0.9}'; null drops a field",
     )
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        help="longest silence between two reads (and the connect timeout), seconds",
+    )
+    p.add_argument(
+        "--deadline",
+        type=float,
+        default=300.0,
+        help="whole-request deadline: connect + send + full reply, seconds (default 300)",
+    )
+    p.add_argument(
+        "--lease",
+        type=float,
+        default=DEFAULT_LEASE_S,
+        help=f"seconds a dead runner's claim on a case blocks others (default {DEFAULT_LEASE_S:g})",
+    )
     p.add_argument("--max-retries", type=int, default=5, help="retries on 429/5xx/timeouts")
     p.add_argument("--backoff", type=float, default=1.0, help="first retry delay, seconds")
     p.add_argument(
@@ -94,8 +139,9 @@ def _spec(args: argparse.Namespace) -> RunSpec:
         raise ValueError(f"--extra is not JSON: {exc.msg}") from exc
     if not isinstance(extra, dict):
         raise ValueError("--extra must be a JSON object")
+    name = args.name or args.model
     return RunSpec(
-        name=args.name or args.model,
+        name=text_only_name(name) if args.no_images else name,
         model=args.model,
         group=args.group,
         temperature=args.temperature,
@@ -103,6 +149,9 @@ def _spec(args: argparse.Namespace) -> RunSpec:
         max_tokens=args.max_tokens,
         extra=extra,
         strip_mode=args.strip_mode,
+        report_prompt=args.report_prompt,
+        images_per_request=args.images_per_request,
+        no_images=args.no_images,
     )
 
 
@@ -117,6 +166,12 @@ def summary_line(summary: RunSummary) -> str:
     )
     if t.get("latency_s_mean") is not None:
         line += f"; mean latency {t['latency_s_mean']} s"
+    if summary.no_images:
+        line += "; text only: no image was sent"
+    if summary.left_to_others:
+        line += f"; {summary.left_to_others} answered by another runner meanwhile"
+    if t.get("model_mismatch"):
+        line += f"; WARNING: {t['model_mismatch']} replies name another model"
     return line
 
 
@@ -124,12 +179,13 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_or_exit()
     try:
         spec = _spec(args)
-        prompt = load_prompt(args.prompt)
+        prompt = load_prompt(args.prompt) if args.prompt else None
         client = ChatClient(
             args.endpoint,
             api_key=os.environ.get(args.api_key_env) or None,
-            timeout_s=args.timeout,
-            max_retries=args.max_retries,
+            read_timeout_s=args.timeout,
+            deadline_s=args.deadline,
+            max_attempts=args.max_retries + 1,
             backoff_s=args.backoff,
         )
     except (ValueError, OSError) as exc:
@@ -138,6 +194,8 @@ def run(args: argparse.Namespace) -> int:
         with client, cli_session(settings) as session:
             study = require_study(session, args.study)
             assert study.id is not None
+            if prompt is None:
+                prompt = load_prompt(default_prompt(grounding=exam_config(study).grounding))
             summary = run_model(
                 session=session,
                 study=study,
@@ -148,7 +206,8 @@ def run(args: argparse.Namespace) -> int:
                 host=endpoint_host(args.endpoint),
                 concurrency=args.concurrency,
                 retry_failures=args.retry_failures,
-                progress=None if args.quiet else TextProgress(),
+                progress=None if args.quiet else RunProgressBar(),
+                lease_s=args.lease,
             )
             graded = None
             if not args.no_autograde:

@@ -1,5 +1,11 @@
 """`readerstudy score RESPONSES.csv`: the metrics of SCORING.md for every
-responder and the human pool, as JSON, CSV or a text table."""
+responder and the human pool, as JSON, CSV or a text table.
+
+With a ``hit`` column (the responses export has one) grounding joins them
+(SCORING.md section 8): the JSON gains a ``grounding`` section, the CSV and
+the table the columns G, GA and U. The cases with a reference region are those
+with a ``hit`` on some row, or the ones ``--grounded-cases`` lists (needed only
+when nobody answered such a case: a blank file cannot say it has a region)."""
 
 from __future__ import annotations
 
@@ -12,6 +18,8 @@ from scoring import (
     FrameError,
     ScoringParams,
     format_table,
+    grounded_cases_of,
+    grounding_report,
     report_frame,
     report_json,
     score_responses,
@@ -56,6 +64,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--cases",
         metavar="FILE",
         help="fix the scored case set: one case_id per line (default: every case in the input)",
+    )
+    parser.add_argument(
+        "--grounded-cases",
+        metavar="FILE",
+        help="the cases with a reference region, one case_id per line (default: the cases "
+        "with a 0/1 `hit` on some row; grounding needs a `hit` column)",
     )
     parser.add_argument(
         "--idk-score",
@@ -125,6 +139,11 @@ def run(args: argparse.Namespace) -> int:
             frame = read_responses_csv(args.responses)
         cases = _read_cases(args.cases) if args.cases else None
         report = score_responses(frame, params, case_ids=cases)
+        grounded = (
+            _read_cases(args.grounded_cases) if args.grounded_cases else grounded_cases_of(frame)
+        )
+        if grounded:
+            report["grounding"] = grounding_report(frame, grounded, params, case_ids=cases)
     except (FrameError, ValueError, OSError) as exc:
         print(f"readerstudy score: error: {exc}", file=sys.stderr)
         return 2

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from reader_app.commands.common import settings_or_exit
 from reader_app.db import migrate
+from reader_app.settings import DEFAULT_MAX_UPLOAD_MB
 
-MAIN = Path(__file__).resolve().parent.parent / "main.py"
+MAIN = Path(__file__).resolve().parent.parent / "asgi.py"  # st.App around main.py
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -20,7 +21,33 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(func=run)
 
 
-def streamlit_argv(port: int, address: str) -> list[str]:
+# The app's own Streamlit settings, passed on the command line so they hold wherever
+# the server is started from (Streamlit reads .streamlit/config.toml only from the
+# current folder): no developer menu or Deploy button, no tracebacks or SQL in error
+# boxes, XSRF protection on, no file watcher.
+APP_SETTINGS: dict[str, str] = {
+    "server.headless": "true",
+    "server.enableXsrfProtection": "true",
+    "server.enableCORS": "false",
+    "server.runOnSave": "false",
+    "server.fileWatcherType": "none",
+    "browser.gatherUsageStats": "false",
+    "client.toolbarMode": "viewer",
+    "client.showErrorDetails": "none",
+    "runner.fastReruns": "true",
+    # the dark reading room of .streamlit/config.toml (the exam page may go light by study)
+    "theme.base": "dark",
+    "theme.backgroundColor": "#0e1117",
+    "theme.secondaryBackgroundColor": "#1c212b",
+    "theme.textColor": "#e8eaed",
+    "theme.primaryColor": "#1f5fbf",
+}
+
+
+def streamlit_argv(
+    port: int, address: str, max_upload_mb: int = DEFAULT_MAX_UPLOAD_MB
+) -> list[str]:
+    settings = [part for k, v in APP_SETTINGS.items() for part in (f"--{k}", v)]
     return [
         sys.executable,
         "-m",
@@ -31,10 +58,9 @@ def streamlit_argv(port: int, address: str) -> list[str]:
         str(port),
         "--server.address",
         address,
-        "--server.headless",
-        "true",
-        "--browser.gatherUsageStats",
-        "false",
+        *settings,
+        # the ZIP upload cap of the New study page (docs/coordinator.md)
+        *("--server.maxUploadSize", str(max_upload_mb)),
     ]
 
 
@@ -42,7 +68,21 @@ def serve(port: int, address: str) -> int:
     settings = settings_or_exit()
     migrate(settings.database_url)
     print(f"readerstudy: serving on http://{address}:{port}", flush=True)
-    argv = streamlit_argv(port, address)
+    # the server process uses the very folder this command resolved (same cwd, but explicit)
+    os.environ.setdefault("READERSTUDY_DATA_DIR", str(settings.data_dir))
+    # glibc gives each thread that allocates its own arena (up to 8 per core), and
+    # Streamlit runs every session's script in a thread: freed memory then sits in many
+    # arenas. Two arenas keep the server's resident memory lower (docs/performance.md).
+    os.environ.setdefault("MALLOC_ARENA_MAX", "2")
+    # glibc raises its mmap threshold after each large free, so the bootstrap's arrays
+    # end up on the heap and their pages stay resident once freed; a fixed threshold
+    # maps every block over 128 KiB on its own and gives it back on free (~30 MiB less
+    # after an analyst's first session, scoring time unchanged; docs/performance.md).
+    os.environ.setdefault("MALLOC_MMAP_THRESHOLD_", "131072")
+    # Arrow (Streamlit's dataframe transport) would keep its own mimalloc heap, which
+    # holds on to what a page run freed (~14 MiB); the system allocator shares glibc's.
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    argv = streamlit_argv(port, address, settings.max_upload_mb)
     os.execv(argv[0], argv)  # replaces this process: signals reach Streamlit directly
     return 0  # pragma: no cover
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sqlalchemy import case as sql_case
@@ -17,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from reader_app.exam.config import exam_config
-from reader_app.models import Case, Reader, ReaderOrder, Study
+from reader_app.models import Case, CaseImage, Reader, ReaderOrder, Study
 
 
 @dataclass(frozen=True)
@@ -31,11 +32,74 @@ class OrderSummary:
         return self.total - self.practice
 
 
-def draw_order(case_ids_practice: list[int], case_ids_scored: list[int], seed: int) -> list[int]:
-    """Deterministic given the seed, so an order can be reproduced from the stored seed."""
+def draw_order(
+    case_ids_practice: list[int],
+    case_ids_scored: list[int],
+    seed: int,
+    images: Mapping[int, frozenset[str]] | None = None,
+) -> list[int]:
+    """Deterministic given the seed, so an order can be reproduced from the stored seed.
+
+    With ``images`` (case id -> sha256 of its pictures), no two cases that show a
+    common picture follow each other where the cases allow it: a reader should
+    not meet the same image twice in a row (say, as a diagnosis and as a report case).
+    """
     shuffled = list(case_ids_scored)
     random.Random(seed).shuffle(shuffled)
-    return list(case_ids_practice) + shuffled
+    order = list(case_ids_practice) + shuffled
+    if images:
+        _separate(order, len(case_ids_practice), images)
+    return order
+
+
+def _separate(order: list[int], start: int, images: Mapping[int, frozenset[str]]) -> None:
+    """Move a scored case that shares a picture with the one before it (in place):
+    swap in the next case that does not, or else move it back to the first gap
+    where it meets neither neighbour. Practice slots before ``start`` stay put."""
+    empty: frozenset[str] = frozenset()
+
+    def clash(a: int, b: int) -> bool:
+        return bool(images.get(a, empty) & images.get(b, empty))
+
+    i, moves = max(start, 1), 0
+    while i < len(order) and moves <= len(order):
+        if not clash(order[i - 1], order[i]):
+            i += 1
+            continue
+        later = next(
+            (j for j in range(i + 1, len(order)) if not clash(order[i - 1], order[j])), None
+        )
+        if later is not None:
+            order[i], order[later] = order[later], order[i]
+            i += 1
+            continue
+        gap = next(
+            (
+                k
+                for k in range(start, i)
+                if not clash(order[i], order[k])
+                and (k == start or not clash(order[k - 1], order[i]))
+            ),
+            None,
+        )
+        if gap is None:
+            i += 1  # nowhere to go: the cases leave no choice
+            continue
+        order.insert(gap, order.pop(i))
+        moves += 1  # slot i now holds the next case: check it against its new neighbour
+
+
+def _images(session: Session, study_id: int) -> dict[int, frozenset[str]]:
+    """Case id -> the sha256 of each of its pictures."""
+    found: dict[int, set[str]] = {}
+    rows = session.exec(
+        select(CaseImage.case_id, CaseImage.sha256)
+        .join(Case, col(Case.id) == CaseImage.case_id)
+        .where(Case.study_id == study_id)
+    )
+    for case_id, digest in rows:
+        found.setdefault(case_id, set()).add(digest)
+    return {cid: frozenset(d) for cid, d in found.items()}
 
 
 def _candidates(session: Session, reader: Reader) -> tuple[list[int], list[int]]:
@@ -66,7 +130,7 @@ def ensure_order(*, session: Session, reader: Reader, seed: int | None = None) -
         return existing
     practice, scored = _candidates(session, reader)
     seed = secrets.randbits(31) if seed is None else seed
-    order = draw_order(practice, scored, seed)
+    order = draw_order(practice, scored, seed, _images(session, reader.study_id))
     session.add_all(
         ReaderOrder(reader_id=reader.id, slot=slot, case_id=cid, seed=seed)
         for slot, cid in enumerate(order)
@@ -112,7 +176,7 @@ def reproduce_order(*, session: Session, reader: Reader) -> list[int]:
     if summary.seed is None:
         return []
     practice, scored = _candidates(session, reader)
-    return draw_order(practice, scored, summary.seed)
+    return draw_order(practice, scored, summary.seed, _images(session, reader.study_id))
 
 
 def _count(session: Session, reader_id: int) -> int:

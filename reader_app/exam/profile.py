@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from sqlmodel import Session
 
 from reader_app.audit import record_event
+from reader_app.errors import ReaderStudyError
 from reader_app.models import Reader
 
 PROFILE_ROLES = {
@@ -25,7 +26,7 @@ MAX_YEARS = 60
 MAX_SUBSPECIALTY_CHARS = 100
 
 
-class ProfileError(ValueError):
+class ProfileError(ReaderStudyError, ValueError):
     """The profile cannot be saved; the message is meant for the reader."""
 
 

@@ -36,6 +36,7 @@ class StoredAnswer:
     idk: bool
     revision: int
     submitted_at: datetime
+    location_json: str | None = None  # the marker (grounding studies), as stored
 
 
 def _stored(response: Response) -> StoredAnswer:
@@ -47,6 +48,7 @@ def _stored(response: Response) -> StoredAnswer:
         response.idk,
         response.revision,
         response.submitted_at,
+        response.location_json,
     )
 
 
@@ -84,8 +86,12 @@ def revise_answer(
     case_public_id: str,
     answer: Answer,
     seen_revision: int,
+    location_json: str | None = None,
 ) -> StoredAnswer:
-    """Replace an earlier answer, keeping the old one in history; return the new state."""
+    """Replace an earlier answer, keeping the old one in history; return the new state.
+
+    ``location_json`` is the changed answer's marker (``exam.location``); the one it
+    replaces goes into the history with the rest of the earlier answer."""
     require_role(reader, "reader")
     if not config.allow_revisions:
         raise AnswerError("This study does not allow changing earlier answers.")
@@ -104,10 +110,11 @@ def revise_answer(
         raise AnswerError("Practice answers are final.")
     if response.revision != seen_revision:
         raise AnswerError("This answer was changed in another window. Reload to see it.")
-    if (response.diagnosis, response.likert, response.idk) == (
+    if (response.diagnosis, response.likert, response.idk, response.location_json) == (
         answer.diagnosis,
         answer.likert,
         answer.idk,
+        location_json,
     ):
         return _stored(response)  # nothing changed: no revision
     now = utcnow()
@@ -121,6 +128,7 @@ def revise_answer(
             status=response.status,
             submitted_at=response.submitted_at,
             replaced_at=now,
+            location_json=response.location_json,
         )
     )
     result = session.exec(
@@ -131,6 +139,7 @@ def revise_answer(
             likert=answer.likert,
             idk=answer.idk,
             status=answer.status,
+            location_json=location_json,
             submitted_at=now,
             revision=seen_revision + 1,
         )

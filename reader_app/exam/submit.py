@@ -8,7 +8,6 @@ duplicate: it never creates a second row and never overwrites the first.
 from __future__ import annotations
 
 import json
-import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -16,7 +15,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 from reader_app.auth import AuthError, require_role
+from reader_app.errors import ReaderStudyError
+from reader_app.exam.timing import first_shown
 from reader_app.models import Case, Reader, ReaderOrder, Response, Study, utcnow
+from reader_app.text_policy import forbidden_characters
 
 MAX_DIAGNOSIS_CHARS = 300
 
@@ -28,8 +30,16 @@ STATE_MESSAGES = {
 }
 
 
-class AnswerError(ValueError):
-    """The answer cannot be stored; the message is meant for the reader."""
+class AnswerError(ReaderStudyError, ValueError):
+    """The answer cannot be stored; the message is meant for the reader.
+
+    ``field`` names the form field the message is about (``diagnosis``, ``likert``),
+    so the page can hide it as soon as that field is filled.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 def study_closed_message(state: str) -> str | None:
@@ -62,17 +72,29 @@ def validate_answer(diagnosis: str | None, likert: int | None, idk: bool) -> Ans
         return Answer(diagnosis=None, likert=None, idk=True)
     text = (diagnosis or "").strip()
     if not text:
-        raise AnswerError("Enter a diagnosis, or choose “I don't know”.")
+        raise AnswerError("Enter a diagnosis, or choose “I don't know”.", field="diagnosis")
     if len(text) > MAX_DIAGNOSIS_CHARS:
         raise AnswerError(f"Keep the diagnosis to {MAX_DIAGNOSIS_CHARS} characters.")
-    if any(unicodedata.category(ch) == "Cc" and ch not in "\t\n\r" for ch in text):
-        # NUL and other invisible controls: PostgreSQL refuses NUL outright
+    if forbidden_characters(text):  # reader_app.text_policy: the same rule as for models
         raise AnswerError("The diagnosis contains control characters; please retype it.")
     if likert is None:
-        raise AnswerError("Choose your confidence (0-4).")
+        raise AnswerError("Choose your confidence (0-4).", field="likert")
     if isinstance(likert, bool) or not isinstance(likert, int) or not 0 <= likert <= 4:
         raise AnswerError("Confidence must be a whole number from 0 to 4.")
     return Answer(diagnosis=text, likert=likert, idk=False)
+
+
+@dataclass(frozen=True)
+class AnswerColumns:
+    """What one validated answer puts in its ``responses`` row (a diagnosis or a report)."""
+
+    status: str
+    likert: int | None
+    idk: bool
+    diagnosis: str | None = None
+    findings: str | None = None
+    impression: str | None = None
+    location_json: str | None = None  # reader_app.grounding.location_json's text
 
 
 def submit_answer(
@@ -84,16 +106,59 @@ def submit_answer(
     shown_at: datetime | None,
     image_sha256: list[str],
     meta: dict[str, object] | None = None,
+    interaction: dict[str, object] | None = None,
+    active_ms: int | None = None,
+    location_json: str | None = None,
 ) -> SubmitResult:
-    """Commit one response; return the stored row's id (the first one, on a duplicate)."""
-    require_role(reader, "reader")
-    if reader.token_revoked_at is not None:
-        raise AuthError("Your access has been revoked. Ask the study coordinator.")
-    assert reader.id is not None
+    """Commit one diagnosis answer (see :func:`store_response`); ``location_json`` is the
+    marker as ``exam.location.location_answer`` checked it (grounding studies)."""
     # Callers other than the form (scripts, tests) may build an Answer by hand:
     # accept only what validate_answer itself would have produced.
     if answer != validate_answer(answer.diagnosis, answer.likert, answer.idk):
         raise AnswerError("This answer is not valid: use validate_answer() to build it.")
+    return store_response(
+        session=session,
+        reader=reader,
+        case_public_id=case_public_id,
+        columns=AnswerColumns(
+            status=answer.status,
+            likert=answer.likert,
+            idk=answer.idk,
+            diagnosis=answer.diagnosis,
+            location_json=location_json,
+        ),
+        shown_at=shown_at,
+        image_sha256=image_sha256,
+        meta=meta,
+        interaction=interaction,
+        active_ms=active_ms,
+    )
+
+
+def store_response(
+    *,
+    session: Session,
+    reader: Reader,
+    case_public_id: str,
+    columns: AnswerColumns,
+    shown_at: datetime | None,
+    image_sha256: list[str],
+    meta: dict[str, object] | None = None,
+    interaction: dict[str, object] | None = None,
+    active_ms: int | None = None,
+) -> SubmitResult:
+    """Commit one response row; return its id (the first one's, on a duplicate).
+
+    ``columns`` are the answer's own columns, already validated by the
+    form's service (a diagnosis here, a report in reports/answers.py). The
+    case must be in the reader's order and the study open. ``first_shown_at``
+    comes from ``case_shown`` (exam.timing), so it is the first time the case
+    was shown whatever the number of reloads.
+    """
+    require_role(reader, "reader")
+    if reader.token_revoked_at is not None:
+        raise AuthError("Your access has been revoked. Ask the study coordinator.")
+    assert reader.id is not None
     row = session.exec(
         select(Case, Study)
         .join(Study, Study.id == Case.study_id)  # type: ignore[arg-type]
@@ -110,15 +175,22 @@ def submit_answer(
         study_id=study.id,
         case_id=case.id,
         reader_id=reader.id,
-        diagnosis=answer.diagnosis,
-        likert=answer.likert,
-        idk=answer.idk,
-        status=answer.status,
         shown_at=shown_at,
+        first_shown_at=first_shown(session=session, reader_id=reader.id, case_id=case.id)
+        or shown_at,
+        active_ms=active_ms,
         submitted_at=utcnow(),
         image_sha256=",".join(image_sha256),
         practice=case.practice,
         meta_json=json.dumps(meta or {}, sort_keys=True),
+        interaction_json=None if interaction is None else json.dumps(interaction, sort_keys=True),
+        diagnosis=columns.diagnosis,
+        findings=columns.findings,
+        impression=columns.impression,
+        likert=columns.likert,
+        idk=columns.idk,
+        status=columns.status,
+        location_json=columns.location_json,
     )
     session.add(response)
     try:

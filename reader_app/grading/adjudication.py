@@ -3,16 +3,12 @@
 Single mode: one decision is the verdict. Double mode: two independent
 first-round decisions; agreement locks the verdict, a disagreement goes to a
 third adjudicator whose decision is final. Cohen kappa between the first-round
-decisions is reported by ``adjudicator_agreement``.
-
-Kappa is computed here by a small pure function (``cohen_kappa``) rather than
-imported from ``scoring``: DESIGN.md lets only results.py, runs/ and the CLI
-import scoring. A test checks both agree.
+decisions is reported by ``adjudicator_agreement`` (``scoring.cohen_kappa``).
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,6 +17,7 @@ from sqlmodel import Session, col, select
 
 from reader_app.audit import record_event
 from reader_app.auth import AuthError, require_role
+from reader_app.errors import ReaderStudyError
 from reader_app.grading.autograde import AnswerItem, answered_items
 from reader_app.grading.config import grading_config
 from reader_app.grading.key import case_key
@@ -29,13 +26,13 @@ from reader_app.grading.matcher import matches_normalized
 from reader_app.grading.memory import ConcurrentDecision, active_verdict, record_verdict
 from reader_app.grading.normalize import normalize_answer
 from reader_app.grading.queue import item_stage
-from reader_app.grading.tables import Adjudication
-from reader_app.models import Case, Reader, Study
+from reader_app.models import Adjudication, Case, Reader, Study
+from scoring import cohen_kappa
 
 MAX_NOTE_CHARS = 2000
 
 
-class GradingError(ValueError):
+class GradingError(ReaderStudyError, ValueError):
     """The decision cannot be taken; the message is meant for the adjudicator."""
 
 
@@ -237,26 +234,6 @@ def change_verdict(
         correct=int(bool(correct)),
         responses_affected=n,
     )
-
-
-def cohen_kappa(first: Sequence[int], second: Sequence[int]) -> float:
-    """Cohen kappa between two raters' labels of the same items.
-
-    kappa = (p_o - p_e) / (1 - p_e), p_o the observed agreement and p_e the
-    agreement expected from each rater's label shares. NaN for no items or
-    when p_e == 1 (both raters used one and the same label throughout).
-    """
-    if len(first) != len(second):
-        raise ValueError("both raters must label the same items")
-    n = len(first)
-    if n == 0:
-        return float("nan")
-    p_o = sum(a == b for a, b in zip(first, second, strict=True)) / n
-    share_a, share_b = Counter(first), Counter(second)
-    p_e = sum(share_a[label] * share_b[label] for label in share_a.keys() | share_b.keys()) / n**2
-    if p_e >= 1.0 - 1e-12:
-        return float("nan")
-    return (p_o - p_e) / (1.0 - p_e)
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,7 @@ from reader_app.grading.key import KeyEntry, case_key, study_key
 from reader_app.grading.matcher import matches_normalized
 from reader_app.grading.memory import active_verdicts, record_verdict, retire_verdict
 from reader_app.grading.normalize import normalize_answer
-from reader_app.grading.tables import Adjudication
-from reader_app.models import Response, Verdict
+from reader_app.models import Adjudication, Response, Verdict
 
 SYSTEM_ACTOR = "system:autograde"
 

@@ -4,6 +4,7 @@ report_fields = ["findings", "impression"]   # turns on rubric grading
 
 [grading]
 adjudication = "double"       # "single" (default) or "double"
+rubric_gap = 8                # report judges further apart than this go to the human queue
 
 [[grading.judges]]            # optional; two or more, all must agree
 url = "http://127.0.0.1:8000/v1"
@@ -14,17 +15,34 @@ api_key_env = "READERSTUDY_JUDGE_API_KEY"   # the key itself never sits in a fil
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
-from reader_app.grading.judges import JudgeConfig
+from reader_app.errors import ReaderStudyError
+from reader_app.grading.diagnosis_judge import JudgeConfig
 from reader_app.models import Study
+from reader_app.study_config import (
+    ADJUDICATION_MODES,
+    DEFAULT_RUBRIC_GAP,
+    REPORT_FIELDS,
+    JudgeSpec,
+    StudyConfigError,
+    grading_settings,
+    report_fields,
+)
 
-ADJUDICATION_MODES = ("single", "double")
-REPORT_FIELDS = ("findings", "impression")
+__all__ = [
+    "ADJUDICATION_MODES",
+    "REPORT_FIELDS",
+    "GradingConfig",
+    "GradingConfigError",
+    "grading_config",
+    "judges_from",
+    "parse_grading_config",
+]
 
 
-class GradingConfigError(ValueError):
+class GradingConfigError(ReaderStudyError, ValueError):
     """The study's grading settings are not usable; the message names the setting."""
 
 
@@ -33,6 +51,7 @@ class GradingConfig:
     adjudication: str = "single"
     judges: tuple[JudgeConfig, ...] = ()
     report_fields: tuple[str, ...] = ()
+    rubric_gap: int = DEFAULT_RUBRIC_GAP
 
     @property
     def double(self) -> bool:
@@ -43,51 +62,30 @@ class GradingConfig:
         return bool(self.report_fields)
 
 
-def _report_fields(value: Any) -> tuple[str, ...]:
-    if value in (None, False, "", []):
-        return ()
-    if value is True:
-        return REPORT_FIELDS
-    items = [value] if isinstance(value, str) else list(value)
-    fields = tuple(str(v).strip().lower() for v in items)
-    bad = [f for f in fields if f not in REPORT_FIELDS]
-    if bad:
-        raise GradingConfigError(f"report_fields: unknown field(s) {bad}; use {REPORT_FIELDS}")
-    return fields
+def _judge(spec: JudgeSpec) -> JudgeConfig:
+    given = {f.name: getattr(spec, f.name) for f in fields(spec)}
+    return JudgeConfig(**{k: v for k, v in given.items() if v is not None})
 
 
 def judges_from(value: Any) -> tuple[JudgeConfig, ...]:
-    if not value:
-        return ()
-    judges = []
-    for i, raw in enumerate(value):
-        if not isinstance(raw, dict) or not raw.get("url") or not raw.get("model"):
-            raise GradingConfigError(f"grading.judges[{i}]: needs url and model")
-        judges.append(
-            JudgeConfig(
-                url=str(raw["url"]),
-                model=str(raw["model"]),
-                api_key_env=str(raw.get("api_key_env") or JudgeConfig.api_key_env),
-                timeout_s=float(raw.get("timeout_s", JudgeConfig.timeout_s)),
-                max_attempts=int(raw.get("max_attempts", JudgeConfig.max_attempts)),
-            )
-        )
-    if len(judges) == 1:
-        raise GradingConfigError("grading.judges: configure two judges (or none); one cannot lock")
-    return tuple(judges)
+    """``[[grading.judges]]`` tables -> judges (StudyConfig's schema, JudgeConfig's defaults)."""
+    try:
+        return tuple(_judge(j) for j in grading_settings({"judges": value or []}).judges)
+    except StudyConfigError as exc:
+        raise GradingConfigError(str(exc)) from exc
 
 
 def parse_grading_config(config: dict[str, Any]) -> GradingConfig:
-    grading = config.get("grading") or {}
-    if not isinstance(grading, dict):
-        raise GradingConfigError("grading: must be a table")
-    mode = str(grading.get("adjudication", "single")).lower()
-    if mode not in ADJUDICATION_MODES:
-        raise GradingConfigError(f"grading.adjudication: must be one of {ADJUDICATION_MODES}")
+    try:
+        grading = grading_settings(config.get("grading"))
+        fields_ = report_fields(config.get("report_fields"))
+    except StudyConfigError as exc:
+        raise GradingConfigError(str(exc)) from exc
     return GradingConfig(
-        adjudication=mode,
-        judges=judges_from(grading.get("judges")),
-        report_fields=_report_fields(config.get("report_fields")),
+        adjudication=grading.adjudication,
+        rubric_gap=grading.rubric_gap,
+        judges=tuple(_judge(j) for j in grading.judges),
+        report_fields=fields_,
     )
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from sqlmodel import Session, col, select
 
-from reader_app.grading.judges import JudgeRequest, PanelOutcome
+from reader_app.grading.diagnosis_judge import JudgeRequest, PanelOutcome
 from reader_app.grading.key import KeyEntry
 from reader_app.grading.matcher import matches_normalized
 from reader_app.grading.normalize import normalize_answer

@@ -17,6 +17,8 @@ from typing import TextIO
 
 from sqlmodel import Session, col, select
 
+from reader_app.csv_safe import LINE_END, safe_cells, spreadsheet_unsafe
+from reader_app.errors import ReaderStudyError
 from reader_app.grading.normalize import normalize_answer
 from reader_app.models import AnswerKey, Case
 
@@ -24,7 +26,7 @@ KEY_COLUMNS = ("case_id", "diagnosis", "synonyms")
 MAX_KEY_ERRORS = 20
 
 
-class AnswerKeyError(ValueError):
+class AnswerKeyError(ReaderStudyError, ValueError):
     """The key file or an edit is not acceptable; the message lists what is wrong."""
 
 
@@ -95,7 +97,9 @@ def parse_key_csv(source: str | Path | TextIO) -> dict[str, KeyEntry]:
     reader.fieldnames = header
     entries: dict[str, KeyEntry] = {}
     errors: list[str] = []
-    for line, row in enumerate(reader, start=2):
+    for line, raw_row in enumerate(reader, start=2):
+        # a key this app wrote has formula-like cells defused: read them back exactly
+        row = {k: spreadsheet_unsafe(v) if isinstance(v, str) else v for k, v in raw_row.items()}
         case_id = (row.get("case_id") or "").strip()
         if not case_id:
             errors.append(f"line {line}: empty case_id")
@@ -113,11 +117,13 @@ def parse_key_csv(source: str | Path | TextIO) -> dict[str, KeyEntry]:
     return entries
 
 
-def write_key_csv(entries: Iterable[KeyEntry], out: TextIO) -> None:
-    writer = csv.writer(out, lineterminator="\n")
+def write_key_csv(entries: Iterable[KeyEntry], out: TextIO, *, raw: bool = False) -> None:
+    """The key as CSV; formula-like text defused unless ``raw`` (parse_key_csv undoes it)."""
+    writer = csv.writer(out, lineterminator=LINE_END)  # CRLF: a CR in a cell is quoted
     writer.writerow(KEY_COLUMNS)
     for e in entries:
-        writer.writerow([e.case_id, e.diagnosis, e.synonyms_text])
+        row = [e.case_id, e.diagnosis, e.synonyms_text]
+        writer.writerow(row if raw else safe_cells(row))
 
 
 def entry_from_row(source_id: str, row: AnswerKey) -> KeyEntry:

@@ -17,8 +17,7 @@ from reader_app.auth import AuthError, require_role
 from reader_app.grading.autograde import RegradeReport, regrade_case
 from reader_app.grading.key import AnswerKeyError, KeyEntry, make_entry, split_synonyms
 from reader_app.grading.normalize import normalize_answer
-from reader_app.grading.tables import AnswerKeyVersion
-from reader_app.models import AnswerKey, Case, Reader, utcnow
+from reader_app.models import AnswerKey, AnswerKeyVersion, Case, Reader, utcnow
 
 
 @dataclass(frozen=True)
@@ -31,6 +30,8 @@ class KeyRow:
     kind: str
     diagnosis: str
     synonyms: tuple[str, ...]
+    # the grounding truth, for the coordinator's eyes only: boxes as stored, "mask", or ""
+    reference: str = ""
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,7 @@ def list_key(*, session: Session, actor: Reader) -> list[KeyRow]:
             kind=c.kind,
             diagnosis=k.diagnosis,
             synonyms=split_synonyms(k.synonyms),
+            reference=k.reference_region or ("mask" if k.reference_mask else ""),
         )
         for c, k in rows
     ]

@@ -14,13 +14,14 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from reader_app.audit import record_event
+from reader_app.errors import ReaderStudyError
 from reader_app.models import Case, Verdict, utcnow
 
 # "import": an authoritative verdict from an imported file (reader_app/runs/import_writer.py)
 SOURCES = ("key", "adjudicator", "judge", "import")
 
 
-class ConcurrentDecision(RuntimeError):
+class ConcurrentDecision(ReaderStudyError, RuntimeError):
     """Someone else recorded a verdict for this answer at the same moment."""
 
 

@@ -27,8 +27,7 @@ from reader_app.grading.config import grading_config
 from reader_app.grading.key import KeyEntry, study_key
 from reader_app.grading.matcher import Suggestion, rank_suggestions
 from reader_app.grading.memory import active_verdicts
-from reader_app.grading.tables import Adjudication
-from reader_app.models import Case, CaseImage, Reader, Study
+from reader_app.models import Adjudication, Case, CaseImage, Reader, Study
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,14 @@
 For studies whose config turns on ``report_fields``, every non-practice
 response with a Findings or Impression text waits in the adjudicator's
 "Reports" queue, blinded like the diagnosis queue. A re-grade supersedes the
-active grade and keeps the old one. ``rubric_frame`` returns the grades in
-the shape ``scoring.rubric.rubric_summary`` takes.
+active grade and keeps the old one. ``grading.rubric_grades.rubric_frame``
+returns the grades in the shape ``scoring.rubric.rubric_summary`` takes.
+
+With LLM judges (``grading.rubric_judge``), a report the two judges agreed on
+leaves the queue and is scored by them; a disagreement stays for a human. A
+human grade always stands over a judgement. The adjudicator reads the case's
+reference report (the manifest's ``reference_findings``/``reference_impression``)
+where there is one, else the answer key's diagnosis.
 """
 
 from __future__ import annotations
@@ -12,7 +18,6 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-import pandas as pd
 from sqlalchemy import or_
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
@@ -22,31 +27,17 @@ from reader_app.auth import require_role
 from reader_app.grading.config import grading_config
 from reader_app.grading.key import case_key
 from reader_app.grading.queue import QueueImage
-from reader_app.grading.tables import RubricGrade
-from reader_app.models import Case, CaseImage, ModelRun, Reader, Response, Study, utcnow
-
-RUBRIC_MAX = 40
-# (tier, lowest, highest), best first: SCORING.md section 6
-RUBRIC_TIERS = (
-    ("Exceptional", 38, 40),
-    ("Strong", 32, 37),
-    ("Solid", 24, 31),
-    ("Mixed", 16, 23),
-    ("Poor", 8, 15),
-    ("Fail", 0, 7),
+from reader_app.grading.rubric_grades import RUBRIC_MAX, RubricError, agreed_judgements
+from reader_app.models import (
+    Case,
+    CaseImage,
+    Reader,
+    Response,
+    RubricGrade,
+    Study,
+    utcnow,
 )
-RUBRIC_COLUMNS = ["responder", "kind", "group", "case_id", "rubric"]
-
-
-class RubricError(ValueError):
-    """The grade cannot be stored; the message is meant for the adjudicator."""
-
-
-def rubric_tier(score: int) -> str:
-    for name, low, high in RUBRIC_TIERS:
-        if low <= score <= high:
-            return name
-    raise RubricError(f"a rubric grade is a whole number 0..{RUBRIC_MAX}")
+from reader_app.reports.cases import reference_reports
 
 
 @dataclass(frozen=True)
@@ -91,6 +82,11 @@ def _reports(session: Session, study_id: int) -> list[tuple[Response, Case]]:
     return [(r, c) for r, c in rows if (r.findings or "").strip() or (r.impression or "").strip()]
 
 
+def report_responses(session: Session, study_id: int) -> list[tuple[Response, Case]]:
+    """Every non-practice response of the study with a Findings or Impression text."""
+    return _reports(session, study_id)
+
+
 def _graded_ids(session: Session, study_id: int) -> set[int]:
     return set(
         session.exec(
@@ -111,7 +107,7 @@ def rubric_queue(
     assert study is not None and study.id is not None
     if not grading_config(study).rubric_enabled:
         return RubricQueueView(size=0, item=None)
-    graded = _graded_ids(session, study.id)
+    graded = _graded_ids(session, study.id) | set(agreed_judgements(session, study.id))
     waiting = [
         (rubric_item_id(r.id or 0, c.public_id), r, c)
         for r, c in _reports(session, study.id)
@@ -126,6 +122,7 @@ def rubric_queue(
         select(CaseImage).where(CaseImage.case_id == case.id).order_by(col(CaseImage.seq))
     ).all()
     entry = case_key(session=session, case_id=case.id or 0)
+    ref = reference_reports(session=session, study_id=study.id).get(case.id or 0)
     return RubricQueueView(
         size=len(waiting),
         item=RubricItem(
@@ -134,7 +131,7 @@ def rubric_queue(
             case_kind=case.kind,
             history=case.history,
             images=tuple(QueueImage(i.sha256, i.label, i.role) for i in images),
-            reference=entry.diagnosis if entry else "",
+            reference=ref.text() if ref else (entry.diagnosis if entry else ""),
             findings=(response.findings or "").strip(),
             impression=(response.impression or "").strip(),
         ),
@@ -195,41 +192,3 @@ def record_rubric_grade(
     )
     session.commit()
     return grade
-
-
-def rubric_frame(*, session: Session, study_id: int) -> pd.DataFrame:
-    """Active rubric grades, one row per graded report: responder, kind, group, case_id, rubric.
-
-    The same shape as the tidy frame's identity columns, for scoring's
-    ``rubric_summary``. Like ``results.tidy_responses`` it is for analysis
-    code; pages that show it check the role themselves.
-    """
-    rows = session.exec(
-        select(RubricGrade.score, Response, Case.source_id)
-        .join(Response, col(Response.id) == RubricGrade.response_id)
-        .join(Case, col(Case.id) == Response.case_id)
-        .where(Response.study_id == study_id, col(RubricGrade.active).is_(True))
-        .order_by(col(Response.id))
-    ).all()
-    readers = {r.id: r for r in session.exec(select(Reader).where(Reader.study_id == study_id))}
-    runs = {m.id: m for m in session.exec(select(ModelRun).where(ModelRun.study_id == study_id))}
-    records = []
-    for score, resp, source_id in rows:
-        if resp.reader_id is not None:
-            who = readers[resp.reader_id]
-            responder, kind, group = who.code, "human", who.group_name
-        else:
-            run = runs[resp.model_run_id]
-            responder, kind, group = run.name, "model", run.group_name
-        records.append(
-            {
-                "responder": responder,
-                "kind": kind,
-                "group": group,
-                "case_id": source_id,
-                "rubric": int(score),
-            }
-        )
-    frame = pd.DataFrame.from_records(records, columns=RUBRIC_COLUMNS)
-    frame["rubric"] = frame["rubric"].astype("Int64")
-    return frame

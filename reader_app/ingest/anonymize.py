@@ -12,6 +12,17 @@ import copy
 from dataclasses import dataclass
 
 from pydicom.dataset import Dataset, FileMetaDataset
+from pydicom.uid import UID
+
+from reader_app.ingest.dicom_terms import (
+    BURNED_IN_MODALITIES,
+    RISKY_SOP_CLASSES,
+    header_burned_in,
+    header_modality,
+    header_sop_class,
+)
+
+SECONDARY_CAPTURE_PREFIX = "1.2.840.10008.5.1.4.1.1.7"  # SC, and its multi-frame variants
 
 # What rendering (and the burned-in guard) needs; everything else is dropped.
 RENDER_KEYWORDS = (
@@ -38,9 +49,6 @@ RENDER_KEYWORDS = (
     "ImageOrientationPatient",
     "PixelSpacing",
 )
-# PS3.3 / issue: these routinely carry text burned into the pixels.
-BURNED_IN_MODALITIES = frozenset({"CR", "DX", "US", "SC", "OT"})
-SECONDARY_CAPTURE_PREFIX = "1.2.840.10008.5.1.4.1.1.7"  # SC, and its multi-frame variants
 
 
 @dataclass
@@ -82,24 +90,36 @@ def rendering_dataset(ds: Dataset) -> tuple[Dataset, DropCount]:
     return safe, drop
 
 
-def needs_burned_in_review(ds: Dataset) -> str | None:
+def needs_burned_in_review(ds: Dataset, name: str, modality: str | None = None) -> str | None:
     """Why this image must be reviewed before use, or None when it is cleared.
 
-    Projection radiographs, ultrasound and secondary captures often carry names
-    and dates burned into the pixels; we accept them only when the header says
-    BurnedInAnnotation NO, or when a named person has reviewed the image.
+    A rule, not a list of cases: any image whose BurnedInAnnotation is YES, and
+    any image whose modality (header or ``modality``, the manifest's) or SOP
+    class belongs to a family that routinely carries names and dates burned
+    into the pixels (projection radiographs, mammography, ultrasound,
+    captures, photographs) unless its header says BurnedInAnnotation NO.
+    A named reviewer clears either (see ``refusal``). Raises IngestError
+    when one of these elements breaks its value representation.
     """
-    modality = str(ds.get("Modality", "") or "").upper()
-    sop_class = str(ds.get("SOPClassUID", "") or "")
-    is_capture = sop_class.startswith(SECONDARY_CAPTURE_PREFIX)
-    if modality not in BURNED_IN_MODALITIES and not is_capture:
+    flag = header_burned_in(ds, name)
+    own = header_modality(ds, name)
+    sop_class = header_sop_class(ds, name)
+    if flag == "YES":
+        return f"BurnedInAnnotation is YES for {_describe(own, sop_class)}"
+    risky = [m for m in (own, modality) if m in BURNED_IN_MODALITIES]
+    if flag == "NO" or not (risky or sop_class in RISKY_SOP_CLASSES):
         return None
-    flag = str(ds.get("BurnedInAnnotation", "") or "").strip().upper()
-    if flag == "NO":
-        return None
-    kind = "secondary capture" if is_capture else modality
-    shown = flag or "absent"
-    return f"BurnedInAnnotation is {shown} for a {kind} image"
+    return f"BurnedInAnnotation is absent for {_describe(risky[0] if risky else None, sop_class)}"
+
+
+def _describe(modality: str | None, sop_class: str | None) -> str:
+    if sop_class and sop_class.startswith(SECONDARY_CAPTURE_PREFIX):
+        return "a secondary capture image"
+    if modality:
+        return f"a {modality} image"
+    if sop_class in RISKY_SOP_CLASSES:
+        return f"an image of SOP class {UID(sop_class).name!r}"
+    return "an image"
 
 
 RASTER_REVIEW = "a PNG/JPEG has no BurnedInAnnotation; text may be burned into the pixels"

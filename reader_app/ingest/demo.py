@@ -4,7 +4,9 @@ data/demo/ holds the manifest and study.toml. The images are not in git: they
 come from the installed pydicom / pydicom-data packages and are copied into a
 temporary folder beside the manifest, where the ordinary importer reads them.
 The one strip case is a *demo construction* (see data/demo/README.md): a
-DICOM series built from the single real head-CT slice 693_UNCR.dcm.
+DICOM series built from the single real head-CT slice 693_UNCR.dcm. Each case
+comes from a different source file (:data:`CASE_SOURCES`), so no two cases made
+from the same picture can be shown back to back, whatever a reader's order.
 
 Run ``python -m reader_app.ingest.demo DEST`` to materialize the folder and
 import it yourself with ``readerstudy import DEST/manifest.csv``.
@@ -22,12 +24,11 @@ from PIL import Image
 from pydicom import dcmread
 from pydicom.data import get_testdata_file
 from pydicom.uid import generate_uid
-from sqlmodel import Session
 
-from reader_app.casebank import get_study
-from reader_app.db import make_engine, migrate
+from reader_app.db import migrate
 from reader_app.ingest.errors import ImportFailed
 from reader_app.ingest.importer import Progress, import_manifest
+from reader_app.ingest.staging import study_exists
 from reader_app.settings import PROJECT_ROOT, Settings
 
 DEMO_SLUG = "demo"
@@ -35,12 +36,21 @@ DEMO_DIR = PROJECT_ROOT / "data" / "demo"
 # manifest path -> file shipped by pydicom (test files) or pydicom-data
 SOURCES = {
     "images/chest_cr.dcm": "RG1_UNCR.dcm",
-    "images/head_ct.dcm": "693_UNCR.dcm",
     "images/shoulder_mr.dcm": "MR2_UNCR.dcm",
     "images/tibia_cr.dcm": "RG3_UNCR.dcm",
     "images/practice_ct.dcm": "CT_small.dcm",
 }
 SERIES_DIR = "images/head_ct_series"
+SERIES_SOURCE = "693_UNCR.dcm"
+# manifest case id -> the one source image its pictures are made from
+CASE_SOURCES = {
+    "practice-thorax-ct": "CT_small.dcm",
+    "chest-cr": "RG1_UNCR.dcm",
+    "shoulder-mr": "MR2_UNCR.dcm",
+    "tibia-cr": "RG3_UNCR.dcm",
+    "head-ct-strip": SERIES_SOURCE,
+    "head-ct-report": SERIES_SOURCE,  # the same strip, asked as a report (Bench 2 mode)
+}
 SERIES_SLICES = 24
 SERIES_SPACING_MM = 5.0
 REAL_SLICE_INDEX = 14  # where the untouched real slice sits in the series
@@ -79,7 +89,7 @@ def build_head_series(folder: Path) -> None:
     ordering by position is on show.
     """
     folder.mkdir(parents=True, exist_ok=True)
-    src = dcmread(source_file("693_UNCR.dcm"))
+    src = dcmread(source_file(SERIES_SOURCE))
     stored = src.pixel_array.astype(np.float32)
     pad = float(stored.min())
     head = np.argwhere(stored > 524)  # > -500 HU with intercept -1024: the head, not air
@@ -109,7 +119,7 @@ def build_head_series(folder: Path) -> None:
 def ensure_demo_study(settings: Settings, *, progress: Progress | None = None) -> str:
     """Build the demo study into the configured database if absent; return its slug."""
     migrate(settings.database_url)
-    if _exists(settings):
+    if study_exists(settings, DEMO_SLUG):
         return DEMO_SLUG
     with tempfile.TemporaryDirectory(prefix=".demo-", dir=settings.data_dir) as tmp:
         manifest = build_demo_folder(Path(tmp) / "demo")
@@ -118,19 +128,10 @@ def ensure_demo_study(settings: Settings, *, progress: Progress | None = None) -
                 manifest, settings=settings, slug=DEMO_SLUG, progress=progress, actor="demo"
             )
         except ImportFailed:
-            if _exists(settings):  # another process built it meanwhile
+            if study_exists(settings, DEMO_SLUG):  # another process built it meanwhile
                 return DEMO_SLUG
             raise
     return DEMO_SLUG
-
-
-def _exists(settings: Settings) -> bool:
-    engine = make_engine(settings.database_url, pooled=False)
-    try:
-        with Session(engine) as session:
-            return get_study(session=session, slug=DEMO_SLUG) is not None
-    finally:
-        engine.dispose()
 
 
 if __name__ == "__main__":

@@ -7,17 +7,25 @@ pylibjpeg-openjpeg (HTJ2K). pylibjpeg-libjpeg is GPL and deliberately absent.
 
 from __future__ import annotations
 
+import tempfile
+import zlib
 from pathlib import Path
 
 import numpy as np
 from pydicom import dcmread
-from pydicom.dataset import Dataset
+from pydicom.dataset import Dataset, FileMetaDataset
 from pydicom.errors import InvalidDicomError
+from pydicom.filereader import read_dataset as read_raw_dataset
+from pydicom.filereader import read_file_meta_info
 from pydicom.pixels.processing import apply_color_lut, apply_rescale
+from pydicom.tag import BaseTag, Tag
+from pydicom.uid import ExplicitVRLittleEndian
 
-from reader_app.ingest.anonymize import DropCount, rendering_dataset
+from reader_app.ingest.anonymize import RENDER_KEYWORDS, DropCount, rendering_dataset
+from reader_app.ingest.dicom_terms import header_modality
 from reader_app.ingest.errors import IngestError
 from reader_app.ingest.render import SourceImage
+from reader_app.settings import DEFAULT_MAX_PIXELS
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 JPEG_MAGIC = b"\xff\xd8\xff"
@@ -39,13 +47,104 @@ def sniff(path: Path) -> str:
     return "unknown"
 
 
-def read_dataset(path: Path, name: str, *, header_only: bool = False) -> Dataset:
+# Transfer syntaxes whose dataset is deflated. pydicom would inflate the whole
+# rest of the file into memory; we inflate it in chunks into a temporary file
+# instead, and stop at a byte cap (a few KB of deflate can inflate to GB).
+DEFLATED = frozenset({"1.2.840.10008.1.2.1.99"})
+DEFER_SIZE = "1 MB"  # header reads skip (seek past) any larger value; a LUT is <= 128 KB
+INFLATE_CHUNK = 1 << 20
+# What decoding and rendering read from a file: every other element (private
+# ones, unknown ones, sequences of either) is skipped unread.
+DECODE_TAGS: list[BaseTag | int] = [
+    Tag(keyword)
+    for keyword in (
+        *RENDER_KEYWORDS,
+        "PlanarConfiguration",
+        "NumberOfFrames",
+        "RedPaletteColorLookupTableDescriptor",
+        "GreenPaletteColorLookupTableDescriptor",
+        "BluePaletteColorLookupTableDescriptor",
+        "RedPaletteColorLookupTableData",
+        "GreenPaletteColorLookupTableData",
+        "BluePaletteColorLookupTableData",
+        "SegmentedRedPaletteColorLookupTableData",
+        "SegmentedGreenPaletteColorLookupTableData",
+        "SegmentedBluePaletteColorLookupTableData",
+        "PixelData",
+    )
+]
+
+
+def inflate_cap(max_pixels: int) -> int:
+    """Bytes a deflated dataset may inflate to: 8 bytes a pixel (RGB 16-bit) and 16 MiB."""
+    return max_pixels * 8 + (16 << 20)
+
+
+def read_dataset(
+    path: Path, name: str, *, header_only: bool = False, max_pixels: int = DEFAULT_MAX_PIXELS
+) -> Dataset:
+    """Header only: every element, values over 1 MB left unread; else the decode elements.
+
+    A deflated file is inflated to a temporary file, refused past ``inflate_cap``.
+    """
     try:
-        return dcmread(path, stop_before_pixels=header_only)
+        meta = read_file_meta_info(path)
+    except Exception as exc:
+        raise IngestError(name, f"not a DICOM file (unreadable file meta): {_short(exc)}") from exc
+    syntax = str(meta.get("TransferSyntaxUID", "") or "")
+    try:
+        if syntax in DEFLATED:
+            return _read_deflated(path, name, meta, header_only, inflate_cap(max_pixels))
+        if header_only:
+            return dcmread(path, stop_before_pixels=True, defer_size=DEFER_SIZE)
+        return dcmread(path, specific_tags=DECODE_TAGS)
+    except IngestError:
+        raise
     except InvalidDicomError as exc:
         raise IngestError(name, "not a DICOM file") from exc
     except Exception as exc:  # pydicom raises many types on a damaged file
         raise IngestError(name, f"unreadable DICOM (truncated or corrupt): {_short(exc)}") from exc
+
+
+def _read_deflated(
+    path: Path, name: str, meta: FileMetaDataset, header_only: bool, cap: int
+) -> Dataset:
+    length = meta.get("FileMetaInformationGroupLength")
+    if length is None:
+        raise IngestError(name, "deflated file without FileMetaInformationGroupLength")
+    inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+    written = 0
+    with path.open("rb") as src, tempfile.TemporaryFile() as tmp:
+        src.seek(132 + 12 + int(length))  # preamble, "DICM", group length element, meta
+        while chunk := src.read(INFLATE_CHUNK):
+            while chunk:
+                out = inflater.decompress(chunk, INFLATE_CHUNK)
+                written += len(out)
+                if written > cap:
+                    raise IngestError(
+                        name,
+                        f"deflated dataset inflates to more than {cap} bytes "
+                        "(READERSTUDY_MAX_PIXELS x 8 + 16 MiB; a decompression bomb?)",
+                    )
+                tmp.write(out)
+                chunk = inflater.unconsumed_tail
+        tmp.write(inflater.flush())
+        tmp.seek(0)
+        ds = read_raw_dataset(
+            tmp,
+            is_implicit_VR=False,
+            is_little_endian=True,
+            stop_when=_at_pixel_data if header_only else None,
+            specific_tags=DECODE_TAGS,
+        )
+    ds.file_meta = FileMetaDataset()
+    ds.file_meta.TransferSyntaxUID = ExplicitVRLittleEndian  # what the temporary file held
+    ds.set_original_encoding(False, True)
+    return ds
+
+
+def _at_pixel_data(tag: BaseTag, vr: str | None, length: int) -> bool:
+    return int(tag) >= 0x7FE00010
 
 
 def check_pixels(ds: Dataset, name: str, max_pixels: int) -> int:
@@ -81,7 +180,7 @@ def to_source(ds: Dataset, arr: np.ndarray, name: str) -> tuple[SourceImage, Dat
     """Decoded pixels + header -> a SourceImage that keeps only allowlisted elements."""
     photometric = str(ds.get("PhotometricInterpretation", "")).upper()
     safe, drop = rendering_dataset(ds)
-    modality = str(safe.get("Modality", "") or "").upper() or None
+    modality = header_modality(safe, name)
     if photometric in ("MONOCHROME1", "MONOCHROME2"):
         if arr.ndim != 2:
             raise IngestError(name, f"expected a 2-D grey image, got shape {arr.shape}")
@@ -110,10 +209,14 @@ def to_source(ds: Dataset, arr: np.ndarray, name: str) -> tuple[SourceImage, Dat
 def read_dicom_image(
     path: Path, name: str, max_pixels: int
 ) -> tuple[SourceImage, Dataset, DropCount]:
-    ds = read_dataset(path, name)
-    check_pixels(ds, name, max_pixels)
-    arr = decode(ds, name)
-    return to_source(ds, arr, name)
+    """Header first (size checked, nothing large read), then only what decoding needs."""
+    header = read_dataset(path, name, header_only=True, max_pixels=max_pixels)
+    check_pixels(header, name, max_pixels)
+    _, drop = rendering_dataset(header)  # counts what the allowlist leaves behind
+    ds = read_dataset(path, name, max_pixels=max_pixels)
+    check_pixels(ds, name, max_pixels)  # the same file, read again: still the same size
+    source, safe, _ = to_source(ds, decode(ds, name), name)
+    return source, safe, drop
 
 
 def _short(exc: Exception) -> str:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from reader_app.errors import ReaderStudyError
 
-class IngestError(Exception):
+
+class IngestError(ReaderStudyError):
     """One problem with one input: ``where`` is a manifest-relative path or ``file line N``."""
 
     def __init__(self, where: str, problem: str) -> None:
@@ -12,7 +14,7 @@ class IngestError(Exception):
         self.problem = problem
 
 
-class ImportFailed(Exception):
+class ImportFailed(ReaderStudyError):
     """The whole import was refused; ``errors`` lists every problem found, not just the first."""
 
     def __init__(self, errors: list[str], report_text: str = "") -> None:

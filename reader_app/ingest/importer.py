@@ -1,22 +1,27 @@
 """``import_manifest``: validate and render everything, then import in one transaction.
 
 Phase 1 parses the manifest and study.toml. Phase 2 reads and renders every
-case into a private staging folder, collecting *all* problems. Only if there
-are none does phase 3 open one transaction that creates the study and its
-cases (assets enter the store here); if that fails, it rolls back and removes
-the assets it added. Either the whole study is imported or nothing changes.
+case into a private staging folder, collecting *all* problems (both are
+``staging.check``, the one staging loop). Only if there are none does phase 3
+(``commit_staged``) open one transaction that creates the study and its cases
+(assets enter the store here); if that fails, it rolls back and removes the
+assets it added. Either the whole study is imported or nothing changes.
+
+The browser's set-up (``reader_app.study_setup``) runs the same two steps, and
+``commit_staged`` can also append the cases to an open study.
 """
 
 from __future__ import annotations
 
-import re
+import logging
 import shutil
 import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
@@ -24,25 +29,16 @@ from sqlmodel import Session, col, select
 from reader_app.audit import record_event
 from reader_app.casebank import add_case, create_study, get_study
 from reader_app.db import make_engine
-from reader_app.ingest.assets import asset_path, sha256_hex
-from reader_app.ingest.errors import ImportFailed, IngestError
-from reader_app.ingest.manifest import Manifest, ManifestInvalid, load_manifest
-from reader_app.ingest.prepare import PreparedCase, Refused, prepare_case
-from reader_app.ingest.report import IngestionReport
-from reader_app.ingest.study_config import load_study_config
-from reader_app.models import CaseImage
+from reader_app.ingest.assets import AssetClaim, asset_path, claim_assets, remove_unclaimed
+from reader_app.ingest.errors import ImportFailed
+from reader_app.ingest.report import IngestionReport, Problem, Validation
+from reader_app.ingest.staging import ImportProgress, Progress, StagedCase, check
+from reader_app.models import Case, CaseImage, Study
+from reader_app.reports.cases import effective_mode, store_case_report
 from reader_app.settings import Settings
+from reader_app.study_config import StudyConfig
 
-Progress = Callable[[int, int, str], None]  # (done, total, what is happening)
-SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-
-
-@dataclass(frozen=True)
-class StagedCase:
-    """A rendered case whose PNGs wait in the staging folder, named by digest."""
-
-    prepared: PreparedCase  # its images have png=b"": the bytes are on disk
-    digests: list[str]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -55,8 +51,33 @@ class ImportResult:
     report: IngestionReport
 
 
-def default_slug(manifest_path: Path) -> str:
-    return Path(manifest_path).resolve().parent.name
+def validate(
+    manifest_path: Path | str,
+    *,
+    settings: Settings,
+    slug: str | None = None,
+    progress: Progress | None = None,
+) -> Validation:
+    """Check a study folder as ``import_manifest`` would, and write nothing.
+
+    Every problem of every stage (manifest rows, study.toml, files, the
+    burned-in guard) is returned in one pass, each as a ``Problem`` (file,
+    line, field, message), with the images the burned-in guard flagged (the
+    review queue: clear an image with reviewed_by, or exclude its case).
+    """
+    staging = Path(tempfile.mkdtemp(prefix=".validate-", dir=settings.data_dir))
+    try:
+        checked = check(
+            Path(manifest_path), settings=settings, staging=staging, slug=slug, progress=progress
+        )
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return Validation(
+        slug=checked.slug,
+        problems=[Problem.parse(m) for m in checked.problems],
+        flagged=list(checked.report.flagged),
+        report=checked.report,
+    )
 
 
 def import_manifest(
@@ -68,145 +89,189 @@ def import_manifest(
     actor: str = "import",
 ) -> ImportResult:
     """Import a study from a manifest; raise ImportFailed (and change nothing) on any problem."""
-    path = Path(manifest_path)
-    slug = slug or default_slug(path)
-    report = IngestionReport(manifest=path.name, slug=slug)
-    if not SLUG.match(slug):
-        why = "use letters, digits, '.', '_' or '-' (at most 64); see --study"
-        raise ImportFailed([f"study slug {slug!r}: {why}"])
+    staging = Path(tempfile.mkdtemp(prefix=".import-", dir=settings.data_dir))
     try:
-        manifest = load_manifest(path)
-        practice = sum(e.practice for e in manifest.entries)
-        config = load_study_config(path.parent / "study.toml", title=slug, practice_cases=practice)
-    except ManifestInvalid as exc:
-        raise ImportFailed(exc.errors) from exc
-    except IngestError as exc:
-        raise ImportFailed([str(exc)]) from exc
-    engine = make_engine(settings.database_url, pooled=False)
-    try:
-        with Session(engine) as session:
-            if get_study(session=session, slug=slug) is not None:
-                raise ImportFailed([f"a study named {slug!r} already exists"])
-        staging = Path(tempfile.mkdtemp(prefix=".import-", dir=settings.data_dir))
+        checked = check(
+            Path(manifest_path), settings=settings, staging=staging, slug=slug, progress=progress
+        )
+        report = checked.report
+        if checked.problems or checked.config is None:
+            raise ImportFailed(checked.problems, report.text())
+        prepared = checked.prepared
+        engine = make_engine(settings.database_url, pooled=False)
         try:
-            prepared = _stage(manifest, config, settings, report, staging, progress)
-            if report.refused or report.errors:
-                raise ImportFailed(report.refused + report.errors, report.text())
-            study_id = _commit(engine, settings, slug, config, prepared, staging, report, actor)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-    finally:
-        engine.dispose()
-    if progress:
-        progress(len(prepared) + 1, len(prepared) + 1, "done")
-    return ImportResult(slug, study_id, report.cases, report.images, report.new_assets, report)
-
-
-def _stage(
-    manifest: Manifest,
-    config: dict[str, Any],
-    settings: Settings,
-    report: IngestionReport,
-    staging: Path,
-    progress: Progress | None,
-) -> list[StagedCase]:
-    """Render every case; PNGs go to staging (not the store), keeping memory flat."""
-    prepared: list[StagedCase] = []
-    total = len(manifest.entries) + 1  # +1: the final transaction
-    for done, entry in enumerate(manifest.entries):
-        if progress:
-            progress(done, total, f"case {entry.case_id}")
-        try:
-            case = prepare_case(
-                entry, manifest, config=config, max_pixels=settings.max_pixels, report=report
+            study_id = commit_staged(
+                engine,
+                settings,
+                slug=checked.slug,
+                config=checked.config,
+                prepared=prepared,
+                staging=staging,
+                report=report,
+                actor=actor,
             )
-        except Refused as exc:
-            report.problem(f"case {entry.case_id}: {exc}", refused=True)
-            continue
-        except IngestError as exc:
-            report.problem(f"case {entry.case_id}: {exc}")
-            continue
-        except Exception as exc:  # a decoder bug must still name the case and file
-            report.problem(f"{entry.where}: unexpected {type(exc).__name__}: {exc}")
-            continue
-        digests = []
-        for image in case.images:
-            digests.append(sha256_hex(image.png))
-            (staging / f"{digests[-1]}.png").write_bytes(image.png)
-        bare = replace(case, images=[replace(im, png=b"") for im in case.images])
-        prepared.append(StagedCase(bare, digests))
+        finally:
+            engine.dispose()
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     if progress:
-        progress(total - 1, total, "saving")
-    return prepared
+        steps, strips = len(prepared) + 1, sum(c.prepared.entry.kind == "strip" for c in prepared)
+        progress(ImportProgress(steps, steps, "done", report.images, strips))
+    return ImportResult(
+        checked.slug, study_id, report.cases, report.images, report.new_assets, report
+    )
 
 
-def _commit(
+def commit_staged(
     engine: Engine,
     settings: Settings,
+    *,
     slug: str,
-    config: dict[str, Any],
+    config: StudyConfig,
     prepared: list[StagedCase],
     staging: Path,
     report: IngestionReport,
     actor: str,
+    adding: bool = False,
+    audit: Mapping[str, Any] | None = None,
+    also: Callable[[Session, int], None] | None = None,
 ) -> int:
+    """Phase 3: one transaction, a new study or (``adding``) cases appended to an open one.
+
+    ``audit`` adds fields to the import's audit event; ``also`` writes more in the
+    same transaction (the browser's burned-in decisions). Saves everything or
+    nothing (the assets this import added are removed); returns the study id.
+    """
     digests = {d for case in prepared for d in case.digests}
+    claim = claim_assets(settings.asset_dir, digests)  # before relying on any existing asset
     new = {d for d in digests if not asset_path(settings.asset_dir, d).exists()}
     report.cases = len(prepared)
     report.images = sum(len(c.digests) for c in prepared)
     report.new_assets = len(new)
     with Session(engine, expire_on_commit=False) as session:
         try:
-            study = create_study(session=session, slug=slug, title=config["title"], config=config)
-            for position, staged in enumerate(prepared):
-                case, entry = staged.prepared, staged.prepared.entry
-                images = [
-                    replace(im, png=(staging / f"{digest}.png").read_bytes())
-                    for im, digest in zip(case.images, staged.digests, strict=True)
-                ]
-                add_case(
+            study, start = _target(session, slug, config, adding)
+            assert study.id is not None
+            for offset, staged in enumerate(prepared):
+                add_staged_case(
                     session=session,
                     asset_dir=settings.asset_dir,
                     study=study,
-                    source_id=entry.case_id,
-                    kind=entry.kind,
-                    images=images,
-                    diagnosis=entry.diagnosis,
-                    synonyms=entry.synonyms,
-                    position=position,
-                    practice=entry.practice,
-                    history=entry.history,
-                    modality=case.modality,
-                    region=entry.region,
-                    reviewed_by=entry.reviewed_by,
+                    staged=staged,
+                    staging=staging,
+                    position=start + offset,
+                    config=config,
                 )
             record_event(
                 session=session,
                 actor=actor,
-                action="study.import",
+                action="study.add_cases" if adding else "study.import",
                 study_id=study.id,
+                **(audit or {}),
                 **report.summary(),
             )
+            if also is not None:
+                also(session, study.id)
             session.commit()
         except BaseException as exc:
             session.rollback()
-            _remove_unreferenced(engine, settings.asset_dir, new)
+            remove_unreferenced(engine, settings.asset_dir, new, claim)
             if isinstance(exc, IntegrityError):
                 raise ImportFailed([f"could not save study {slug!r}: {exc.orig}"]) from exc
             raise
+    claim.release()
     report.imported = True
-    assert study.id is not None
     return study.id
 
 
-def _remove_unreferenced(engine: Engine, asset_dir: Path, digests: set[str]) -> None:
-    """Undo this import's asset writes (keeping any that a committed case now uses)."""
-    if not digests:
-        return
-    with Session(engine) as session:
-        used = set(session.exec(select(CaseImage.sha256).where(col(CaseImage.sha256).in_(digests))))
-    for digest in digests - used:
-        asset_path(asset_dir, digest).unlink(missing_ok=True)
+def _target(session: Session, slug: str, config: StudyConfig, adding: bool) -> tuple[Study, int]:
+    """The study the cases go into (created, unless adding), and its first new position."""
+    study = get_study(session=session, slug=slug)
+    if not adding:
+        if study is not None:
+            raise ImportFailed([f"a study named {slug!r} already exists"])
+        study = create_study(
+            session=session, slug=slug, title=config.title, config=config.to_json()
+        )
+        return study, 0
+    if study is None:
+        raise ImportFailed([f"study {slug!r} no longer exists"])
+    if study.state != "open":
+        raise ImportFailed(
+            [f"study {slug!r} is {study.state}: cases are added only to an open study"]
+        )
+    last = session.exec(select(func.max(Case.position)).where(Case.study_id == study.id)).one()
+    return study, (last if last is not None else -1) + 1
 
 
-__all__ = ["ImportFailed", "ImportResult", "Progress", "import_manifest"]
+def add_staged_case(
+    *,
+    session: Session,
+    asset_dir: Path,
+    study: Study,
+    staged: StagedCase,
+    staging: Path,
+    position: int,
+    config: StudyConfig,
+) -> Case:
+    """One rendered case into the study (its PNGs read back from ``staging``), with its
+    answer mode, reference report and reference region or mask; flushes only. The CLI
+    and the browser import share it."""
+    prepared = staged.prepared
+    entry = prepared.entry
+    row = add_case(
+        session=session,
+        asset_dir=asset_dir,
+        study=study,
+        source_id=entry.case_id,
+        kind=entry.kind,
+        images=staged.images(staging),
+        diagnosis=entry.diagnosis,
+        synonyms=entry.synonyms,
+        position=position,
+        practice=entry.practice,
+        history=entry.history,
+        modality=prepared.modality,
+        region=entry.region,
+        reviewed_by=entry.reviewed_by,
+        reference_region=prepared.reference.region,
+        reference_mask=prepared.reference.mask,
+    )
+    store_case_report(
+        session=session,
+        case=row,
+        mode=effective_mode(entry.answer, config.answer),
+        reference_findings=entry.reference_findings,
+        reference_impression=entry.reference_impression,
+    )
+    return row
+
+
+def remove_unreferenced(
+    engine: Engine, asset_dir: Path, digests: set[str], claim: AssetClaim
+) -> set[str]:
+    """Undo this import's asset writes, keeping any that a committed case or an
+    import still in flight uses (see ``assets.remove_unclaimed``)."""
+
+    def committed(candidates: set[str]) -> set[str]:
+        with Session(engine) as session:
+            query = select(CaseImage.sha256).where(col(CaseImage.sha256).in_(candidates))
+            return set(session.exec(query))
+
+    removed = remove_unclaimed(asset_dir, digests, claim, committed)
+    if removed:
+        log.info("failed import: removed %d asset(s) it had added", len(removed))
+    return removed
+
+
+__all__ = [
+    "ImportFailed",
+    "ImportProgress",
+    "ImportResult",
+    "Problem",
+    "Progress",
+    "Validation",
+    "commit_staged",
+    "import_manifest",
+    "validate",
+]

@@ -10,14 +10,30 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from reader_app.errors import ReaderStudyError
+from reader_app.ingest.dicom_terms import manifest_modality
 from reader_app.ingest.errors import IngestError
-from reader_app.ingest.render import WINDOW_PRESETS
+from reader_app.ingest.windows import WINDOW_PRESETS
+from reader_app.study_config import ANSWER_MODES
+from reader_app.text_rules import (
+    MAX_CASE_ID,
+    MAX_DIAGNOSIS,
+    MAX_HISTORY,
+    MAX_REFERENCE_REGION,
+    MAX_REGION,
+    MAX_REVIEWED_BY,
+    MAX_SYNONYMS,
+    normalize_id,
+    text_problem,
+)
+from scoring.regions import Box, RegionError, parse_region
 
 COLUMNS = (
     "case_id",
@@ -31,7 +47,19 @@ COLUMNS = (
     "windows",
     "reviewed_by",
 )
-OPTIONAL_COLUMNS = ("region",)  # an extension: the fixed contract is COLUMNS
+# extensions: the fixed contract is COLUMNS. ``answer`` (diagnosis | report) overrides the
+# study's answer mode for one case; a report case's reference report is coordinator-only.
+# ``reference_region`` (boxes) or ``reference_mask`` (a file) is the case's grounding truth
+# (SCORING.md section 8), checked against the stored pixels in ingest/reference.py.
+OPTIONAL_COLUMNS = (
+    "region",
+    "answer",
+    "reference_findings",
+    "reference_impression",
+    "reference_region",
+    "reference_mask",
+)
+
 REQUIRED = ("case_id", "kind", "files", "diagnosis")
 WINDOW_NAMES = (*WINDOW_PRESETS, "file")
 TRUE = {"true", "yes", "1", "y"}
@@ -52,27 +80,39 @@ class ManifestEntry:
     practice: bool = False
     windows: tuple[str, ...] = ()
     reviewed_by: str | None = None
+    answer: str | None = None  # None: the study's default (study.toml ``answer``)
+    reference_findings: str | None = None
+    reference_impression: str | None = None
+    reference_boxes: tuple[Box, ...] = ()  # stored-image pixels; slice set for a strip
+    reference_mask: Path | None = None  # resolved: a PNG (spot) or a NIfTI (strip)
 
 
 @dataclass(frozen=True)
 class Manifest:
     path: Path
     root: Path  # the manifest's folder, resolved
-    entries: tuple[ManifestEntry, ...]
+    entries: tuple[ManifestEntry, ...]  # the valid rows
+    errors: tuple[str, ...] = ()  # problems of the other rows (load_manifest(strict=False))
 
     def rel(self, path: Path) -> str:
         """A path as the coordinator wrote it (relative), for messages and the report."""
         return path.relative_to(self.root).as_posix() or "."
 
 
-class ManifestInvalid(Exception):
+class ManifestInvalid(ReaderStudyError):
     def __init__(self, errors: list[str]) -> None:
         super().__init__("\n".join(errors))
         self.errors = errors
 
 
-def load_manifest(path: Path) -> Manifest:
-    """Parse and validate; raise ManifestInvalid listing every problem."""
+def load_manifest(path: Path, *, strict: bool = True) -> Manifest:
+    """Parse and validate; raise ManifestInvalid listing every problem.
+
+    With ``strict=False`` a manifest whose rows have problems still loads: the
+    valid rows are its entries and the problems its ``errors``, so the importer
+    can go on checking the images of the valid rows in the same pass. A
+    manifest that cannot be read at all (or has no cases) always raises.
+    """
     path = Path(path)
     if not path.is_file():
         raise ManifestInvalid([f"{path}: manifest not found"])
@@ -91,20 +131,20 @@ def load_manifest(path: Path) -> Manifest:
     for where, row in rows:
         try:
             entry = _entry(where, row, root)
-        except IngestError as exc:
-            errors.append(str(exc))
+        except ManifestInvalid as exc:
+            errors.extend(exc.errors)
             continue
-        key = entry.case_id.casefold()
+        key = entry.case_id.casefold()  # after NFKC: look-alike ids collide here
         if key in seen:
             errors.append(f"{where}, field 'case_id': duplicate case id (first at {seen[key]})")
             continue
         seen[key] = where
         entries.append(entry)
     if not rows:
-        errors.append(f"{path.name}: no cases")
-    if errors:
+        raise ManifestInvalid([*errors, f"{path.name}: no cases"])
+    if errors and strict:
         raise ManifestInvalid(errors)
-    return Manifest(path=path, root=root, entries=tuple(entries))
+    return Manifest(path=path, root=root, entries=tuple(entries), errors=tuple(errors))
 
 
 def _csv_rows(name: str, text: str) -> list[tuple[str, dict[str, Any]]]:
@@ -121,18 +161,40 @@ def _csv_rows(name: str, text: str) -> list[tuple[str, dict[str, Any]]]:
         raise ManifestInvalid([f"{name} line 1: {'; '.join(why)}; expected {','.join(COLUMNS)}"])
     reader.fieldnames = header
     rows = []
-    for row in reader:
-        if all(not (v or "").strip() for k, v in row.items() if k is not None):
-            continue  # blank line
-        if row.get(None):  # type: ignore[call-overload,unused-ignore]
-            raise ManifestInvalid([f"{name} line {reader.line_num}: more values than columns"])
-        rows.append((f"{name} line {reader.line_num}", dict(row)))
+    try:
+        for row in reader:
+            if all(not (v or "").strip() for k, v in row.items() if k is not None):
+                continue  # blank line
+            if row.get(None):  # type: ignore[call-overload,unused-ignore]
+                raise ManifestInvalid([f"{name} line {reader.line_num}: more values than columns"])
+            rows.append((f"{name} line {reader.line_num}", dict(row)))
+    except csv.Error as exc:  # e.g. a field over csv.field_size_limit()
+        where = f"{name} line {reader.line_num + 1}"  # the line being read when it failed
+        raise ManifestInvalid([f"{where}: cannot read as CSV: {exc}"]) from exc
     return rows
+
+
+class _ManifestLoader(yaml.BaseLoader):
+    """YAML without aliases, anchors or tags: every scalar stays a string.
+
+    BaseLoader resolves no implicit types (no ints, dates, booleans) and
+    builds no Python objects; refusing aliases stops "billion laughs"
+    manifests, where a few kilobytes of nested aliases expand to gigabytes.
+    """
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        line = event.start_mark.line + 1
+        if isinstance(event, yaml.AliasEvent):
+            raise yaml.YAMLError(f"line {line}: aliases (*name) are not allowed in a manifest")
+        if getattr(event, "anchor", None):
+            raise yaml.YAMLError(f"line {line}: anchors (&name) are not allowed in a manifest")
+        return super().compose_node(parent, index)
 
 
 def _yaml_rows(name: str, text: str) -> list[tuple[str, dict[str, Any]]]:
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_ManifestLoader)  # BaseLoader: strings only
     except yaml.YAMLError as exc:
         raise ManifestInvalid([f"{name}: not valid YAML: {exc}"]) from exc
     cases = data.get("cases") if isinstance(data, dict) else data
@@ -157,54 +219,157 @@ def _split(value: Any) -> tuple[str, ...]:
     return tuple(s for s in (_text(v) for v in items) if s)
 
 
-def _entry(where: str, row: dict[str, Any], root: Path) -> ManifestEntry:
-    def bad(field: str, why: str) -> IngestError:
-        return IngestError(f"{where}, field {field!r}", why)
+# field -> (limit in characters, may hold several lines)
+TEXT_RULES: dict[str, tuple[int, bool]] = {
+    "case_id": (MAX_CASE_ID, False),
+    "diagnosis": (MAX_DIAGNOSIS, False),
+    "synonyms": (MAX_SYNONYMS, False),
+    "history": (MAX_HISTORY, True),
+    "region": (MAX_REGION, False),
+    "reviewed_by": (MAX_REVIEWED_BY, False),
+    "files": (4096, False),
+    "kind": (16, False),
+    "practice": (16, False),
+    "windows": (200, False),
+    "modality": (16, False),
+    "answer": (16, False),
+    "reference_findings": (MAX_HISTORY, True),
+    "reference_impression": (MAX_HISTORY, True),
+    "reference_region": (MAX_REFERENCE_REGION, False),
+    "reference_mask": (4096, False),
+}
+MASK_SUFFIXES = {"spot": (".png",), "strip": (".nii", ".nii.gz")}
 
-    case_id = _text(row.get("case_id"))
-    if not case_id:
-        raise bad("case_id", "is empty")
-    if len(case_id) > 200:
-        raise bad("case_id", "is longer than 200 characters")
+
+def _entry(where: str, row: dict[str, Any], root: Path) -> ManifestEntry:
+    """One row -> an entry; raise ManifestInvalid listing every problem of the row."""
+    problems: list[str] = []
+
+    def bad(field: str, why: str) -> None:
+        problems.append(f"{where}, field {field!r}: {why}")
+
+    for field, value in row.items():
+        if field is None:
+            continue
+        if isinstance(value, dict) or (
+            isinstance(value, list) and not all(isinstance(v, str) for v in value)
+        ):
+            bad(field, "must be text (or a list of texts)")
+            row[field] = None
+            continue
+        limit, multiline = TEXT_RULES.get(field, (200, False))
+        joined = "|".join(value) if isinstance(value, list) else _text(value)
+        why = text_problem(joined, max_chars=limit, multiline=multiline)
+        if why:
+            bad(field, why)
+            row[field] = None
+
+    case_id = normalize_id(_text(row.get("case_id")))
+    if not case_id and "field 'case_id'" not in " ".join(problems):
+        bad("case_id", "is empty")
+    elif len(case_id) > MAX_CASE_ID:  # NFKC can lengthen an id (U+337F is four letters)
+        bad("case_id", f"is {len(case_id)} characters long after NFKC; the limit is {MAX_CASE_ID}")
     kind = _text(row.get("kind")).lower()
     if kind not in ("spot", "strip"):
-        raise bad("kind", f"must be spot or strip, not {kind!r}")
+        bad("kind", f"must be spot or strip, not {kind!r}")
+    answer = _text(row.get("answer")).lower() or None
+    if answer is not None and answer not in ANSWER_MODES:
+        bad("answer", f"must be diagnosis or report, not {answer!r}")
+    ref_findings = _text(row.get("reference_findings")) or None
+    ref_impression = _text(row.get("reference_impression")) or None
     diagnosis = _text(row.get("diagnosis"))
-    if not diagnosis:
-        raise bad("diagnosis", "is empty")
-    practice_raw = row.get("practice")
-    practice = practice_raw if isinstance(practice_raw, bool) else None
-    if practice is None:
-        flag = _text(practice_raw).lower()
-        if flag not in TRUE | FALSE:
-            raise bad("practice", f"must be true or false, not {flag!r}")
-        practice = flag in TRUE
+    if not diagnosis and ref_impression:  # a report case: its impression's first line
+        diagnosis = ref_impression.splitlines()[0][:300]
+    if not diagnosis and "field 'diagnosis'" not in " ".join(problems):
+        bad("diagnosis", "is empty")
+    synonyms = _split(row.get("synonyms"))
+    for synonym in synonyms:
+        if len(synonym) > MAX_DIAGNOSIS:
+            bad("synonyms", f"a synonym is longer than {MAX_DIAGNOSIS} characters")
+            break
+    flag = _text(row.get("practice")).lower()
+    if flag not in TRUE | FALSE:
+        bad("practice", f"must be true or false, not {flag!r}")
     windows = tuple(w.lower() for w in _split(row.get("windows")))
     for w in windows:
         if w not in WINDOW_NAMES:
-            raise bad("windows", f"unknown window {w!r}; use {', '.join(WINDOW_NAMES)}")
-    files = tuple(_resolve(where, f, root) for f in _split(row.get("files")))
-    if not files:
-        raise bad("files", "is empty")
-    modality = _text(row.get("modality")).upper() or None
+            bad("windows", f"unknown window {w!r}; use {', '.join(WINDOW_NAMES)}")
+    files: list[Path] = []
+    for raw in _split(row.get("files")):
+        try:
+            files.append(_resolve(where, raw, root))
+        except IngestError as exc:
+            problems.append(str(exc))
+    if not files and "field 'files'" not in " ".join(problems):
+        bad("files", "is empty")
+    modality = _text(row.get("modality")) or None
+    if modality:
+        try:
+            modality = manifest_modality(modality)
+        except ValueError as exc:
+            bad("modality", str(exc))
+    boxes, mask = _reference(where, row, root, kind, bad, problems)
+    if problems:
+        raise ManifestInvalid(problems)
     return ManifestEntry(
         where=where,
         case_id=case_id,
         kind=kind,
-        files=files,
+        files=tuple(files),
         diagnosis=diagnosis,
-        synonyms=_split(row.get("synonyms")),
+        synonyms=synonyms,
         history=_text(row.get("history")) or None,
-        modality=modality[:32] if modality else None,
+        modality=modality,
         region=(_text(row.get("region")) or None),
-        practice=practice,
+        practice=flag in TRUE,
         windows=tuple(dict.fromkeys(windows)),
         reviewed_by=_text(row.get("reviewed_by")) or None,
+        answer=answer,
+        reference_findings=ref_findings,
+        reference_impression=ref_impression,
+        reference_boxes=boxes,
+        reference_mask=mask,
     )
 
 
-def _resolve(where: str, raw: str, root: Path) -> Path:
-    field = f"{where}, field 'files'"
+def _reference(
+    where: str,
+    row: dict[str, Any],
+    root: Path,
+    kind: str,
+    bad: Callable[[str, str], None],
+    problems: list[str],
+) -> tuple[tuple[Box, ...], Path | None]:
+    """The row's reference boxes and mask file; whether they fit the image is checked later,
+    against the stored pixels (ingest/reference.py)."""
+    boxes: tuple[Box, ...] = ()
+    value = row.get("reference_region")  # YAML may list the boxes
+    try:
+        boxes = parse_region(";".join(value) if isinstance(value, list) else _text(value))
+    except RegionError as exc:
+        bad("reference_region", str(exc))
+    if kind == "spot" and any(b.slice is not None for b in boxes):
+        bad("reference_region", "a spot case's boxes are x,y,w,h (no 'slice:')")
+    if kind == "strip" and any(b.slice is None for b in boxes):
+        bad("reference_region", "a strip case's boxes are slice:x,y,w,h (slice 1 is the first)")
+    raw = _text(row.get("reference_mask"))
+    if not raw:
+        return boxes, None
+    if boxes:
+        bad("reference_mask", "give reference_region or reference_mask, not both")
+    suffixes = MASK_SUFFIXES.get(kind, ())
+    if suffixes and not raw.lower().endswith(suffixes):
+        bad("reference_mask", f"a {kind} case's mask is a {' or '.join(suffixes)} file")
+        return boxes, None
+    try:
+        return boxes, _resolve(where, raw, root, field="reference_mask")
+    except IngestError as exc:
+        problems.append(str(exc))
+        return boxes, None
+
+
+def _resolve(where: str, raw: str, root: Path, *, field: str = "files") -> Path:
+    field = f"{where}, field {field!r}"
     rel = Path(raw)
     if rel.is_absolute() or raw.startswith(("/", "\\")) or ":" in rel.parts[0]:
         raise IngestError(f"{field}, {raw}", "absolute path; give paths relative to the manifest")

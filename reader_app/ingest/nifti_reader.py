@@ -20,24 +20,39 @@ from reader_app.ingest.errors import IngestError
 from reader_app.ingest.volume import Volume
 
 
-def open_nifti(path: Path, name: str, max_pixels: int) -> Volume:
+def open_nifti(
+    path: Path, name: str, max_voxels: int, max_inflate_bytes: int | None = None
+) -> Volume:
+    """Open lazily; every size is checked from the header before any voxel is read."""
     try:
         img = nib.load(str(path), mmap=True)
     except Exception as exc:  # nibabel raises ImageFileError, OSError, EOFError, ValueError
         raise IngestError(name, f"not a readable NIfTI file: {_short(exc)}") from exc
     if not isinstance(img, nib.Nifti1Image | nib.Nifti2Image):
         raise IngestError(name, "not a NIfTI-1 or NIfTI-2 image")
-    shape = tuple(int(s) for s in img.shape)
+    try:
+        shape = tuple(int(s) for s in img.shape)
+        itemsize = int(img.get_data_dtype().itemsize)  # type: ignore[no-untyped-call]
+        count = int(np.prod(shape, dtype=np.float64))  # float: 2**32 x 2**32 must not wrap
+    except (OverflowError, ValueError, TypeError) as exc:
+        raise IngestError(name, f"NIfTI header dimensions are not usable: {_short(exc)}") from exc
     if len(shape) > 3 and any(s > 1 for s in shape[3:]):
         raise IngestError(name, f"{len(shape)}-D NIfTI {shape}: a strip needs one 3-D volume")
     if len(shape) < 3:
         raise IngestError(name, f"{len(shape)}-D NIfTI: a strip needs a 3-D volume")
-    count = int(np.prod(shape, dtype=np.int64))
-    if count > max_pixels:
+    if count > max_voxels:
         raise IngestError(
             name,
-            f"{count} voxels exceed the limit of {max_pixels} "
-            "(READERSTUDY_MAX_PIXELS; a decompression bomb?)",
+            f"{count} voxels exceed the limit of {max_voxels} "
+            "(READERSTUDY_MAX_VOXELS; a decompression bomb?)",
+        )
+    compressed = path.name.lower().endswith(".gz")
+    if compressed and max_inflate_bytes is not None and count * itemsize > max_inflate_bytes:
+        raise IngestError(
+            name,
+            f"decompresses to {count * itemsize} bytes ({count} voxels of {itemsize} bytes), "
+            f"over the limit of {max_inflate_bytes} (READERSTUDY_MAX_INFLATE_BYTES); "
+            "a .nii.gz is read whole: save it uncompressed (.nii) or as a DICOM series",
         )
     proxy: Any = img.dataobj  # an ArrayProxy: nibabel's stubs call it ArrayLike
     slope, inter = float(proxy.slope), float(proxy.inter)

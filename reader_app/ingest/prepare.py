@@ -8,26 +8,51 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from reader_app.casebank import RenderedImage
+from reader_app.errors import ReaderStudyError
 from reader_app.ingest.anonymize import RASTER_REVIEW, needs_burned_in_review, refusal
 from reader_app.ingest.dicom_reader import read_dicom_image, sniff
 from reader_app.ingest.errors import IngestError
 from reader_app.ingest.manifest import Manifest, ManifestEntry
 from reader_app.ingest.nifti_reader import open_nifti
 from reader_app.ingest.raster import read_raster
+from reader_app.ingest.reference import Reference, StoredGrid, read_reference, spot_grid
 from reader_app.ingest.render import SourceImage, encode_png, grey_to_uint8, resolve_windows
-from reader_app.ingest.report import IngestionReport
+from reader_app.ingest.report import FlaggedImage, IngestionReport
 from reader_app.ingest.series import read_series, series_files
-from reader_app.ingest.strips import build_strip
+from reader_app.ingest.strips import build_strip, sample_indices
 from reader_app.ingest.volume import Volume
+from reader_app.settings import Settings
+from reader_app.study_config import StudyConfig
 
 
 class Refused(IngestError):
     """The burned-in guard said no."""
+
+
+class CaseRefused(ReaderStudyError):
+    """The guard refused one or more images of a case (each a Refused, all reported)."""
+
+    def __init__(self, refusals: list[Refused], error: IngestError | None = None) -> None:
+        super().__init__("; ".join(map(str, [*refusals, *([error] if error else [])])))
+        self.refusals = refusals
+        self.error = error  # a problem met after the first refusal, reported too
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The memory caps of an import: READERSTUDY_MAX_PIXELS, _MAX_VOXELS, _MAX_INFLATE_BYTES."""
+
+    max_pixels: int  # one 2-D image: a picture, a DICOM frame, a slice
+    max_voxels: int  # one volume: a DICOM series or a NIfTI
+    max_inflate_bytes: int  # decompressed size of a .nii.gz, read whole
+
+    @classmethod
+    def of(cls, settings: Settings) -> Limits:
+        return cls(settings.max_pixels, settings.max_voxels, settings.max_inflate_bytes)
 
 
 @dataclass(frozen=True)
@@ -35,58 +60,98 @@ class PreparedCase:
     entry: ManifestEntry
     images: list[RenderedImage]
     modality: str | None
+    reference: Reference = field(default_factory=Reference)  # the key's region or mask
 
 
 def prepare_case(
     entry: ManifestEntry,
     manifest: Manifest,
     *,
-    config: dict[str, Any],
-    max_pixels: int,
+    config: StudyConfig,
+    limits: Limits,
     report: IngestionReport,
 ) -> PreparedCase:
+    flags: list[Refused] = []
+    guard = _Guard(entry, report, flags)
+    reference = Reference()
     with warnings.catch_warnings():
         # pydicom's header-validation warnings can quote header values (names,
         # dates): they must not reach a terminal or a log.
         warnings.simplefilter("ignore", UserWarning)
-        if entry.kind == "spot":
-            images, modality, notes = _spot(entry, manifest, config, max_pixels, report)
-        else:
-            images, modality, notes = _strip(entry, manifest, config, max_pixels, report)
+        try:
+            if entry.kind == "spot":
+                images, modality, notes, grid = _spot(
+                    entry, manifest, config, limits, report, guard
+                )
+            else:
+                images, modality, notes, grid = _strip(
+                    entry, manifest, config, limits, report, guard
+                )
+            if not flags:  # a refused case is not imported: its region need not be read
+                reference = read_reference(
+                    entry,
+                    manifest,
+                    grid,
+                    max_pixels=limits.max_pixels,
+                    max_voxels=limits.max_voxels,
+                    max_inflate_bytes=limits.max_inflate_bytes,
+                )
+        except IngestError as exc:
+            if flags and not isinstance(exc, Refused):
+                raise CaseRefused(flags, exc) from exc
+            raise
+    if flags:
+        raise CaseRefused(flags)
     if entry.reviewed_by:
         report.reviewed.append(f"case {entry.case_id}: reviewed by {entry.reviewed_by}")
     report.read.append(f"case {entry.case_id} ({entry.kind}): {'; '.join(notes)}")
-    return PreparedCase(entry=entry, images=images, modality=entry.modality or modality)
+    return PreparedCase(
+        entry=entry, images=images, modality=entry.modality or modality, reference=reference
+    )
 
 
-def _guard(entry: ManifestEntry, name: str, problem: str | None) -> None:
-    message = refusal(problem, entry.reviewed_by) if problem else None
-    if message:
-        raise Refused(name, message)
+@dataclass
+class _Guard:
+    """Checks every image of a case; records each flag, refuses only at the end of the case."""
+
+    entry: ManifestEntry
+    report: IngestionReport
+    flags: list[Refused]
+
+    def __call__(self, name: str, problem: str | None) -> None:
+        if not problem:
+            return
+        entry = self.entry
+        self.report.flagged.append(FlaggedImage(entry.case_id, name, problem, entry.reviewed_by))
+        message = refusal(problem, entry.reviewed_by)
+        if message:
+            self.flags.append(Refused(name, message))
 
 
 def _spot(
     entry: ManifestEntry,
     manifest: Manifest,
-    config: dict[str, Any],
-    max_pixels: int,
+    config: StudyConfig,
+    limits: Limits,
     report: IngestionReport,
-) -> tuple[list[RenderedImage], str | None, list[str]]:
+    guard: _Guard,
+) -> tuple[list[RenderedImage], str | None, list[str], StoredGrid | None]:
     images: list[RenderedImage] = []
     notes: list[str] = []
     modality: str | None = None
+    source_shapes: list[tuple[int, int]] = []
     for i, path in enumerate(entry.files, start=1):
         name = manifest.rel(path)
         kind = sniff(path)
         if kind == "dicom":
-            source, safe, drop = read_dicom_image(path, name, max_pixels)
-            _guard(entry, name, needs_burned_in_review(safe))
+            source, safe, drop = read_dicom_image(path, name, limits.max_pixels)
+            guard(name, needs_burned_in_review(safe, name, entry.modality))
             report.headers.add(drop)
             modality = modality or source.modality
             notes.append(f"{name}: DICOM {source.modality or '?'} {_size(source)}")
         elif kind == "raster":
-            _guard(entry, name, RASTER_REVIEW)
-            source, dropped = read_raster(path, name, max_pixels)
+            guard(name, RASTER_REVIEW)
+            source, dropped = read_raster(path, name, limits.max_pixels)
             if dropped:
                 report.raster_dropped.append(f"{name}: {', '.join(dropped)}")
             notes.append(f"{name}: raster {_size(source)}")
@@ -97,13 +162,16 @@ def _spot(
         else:
             raise IngestError(name, "not a DICOM, NIfTI, PNG or JPEG file")
         prefix = f"image {i}/{len(entry.files)}" if len(entry.files) > 1 else ""
-        images += _render_spot(entry, name, source, config, prefix)
+        rendered = _render_spot(entry, name, source, config, prefix)
+        images += rendered
+        source_shapes += [(source.pixels.shape[0], source.pixels.shape[1])] * len(rendered)
     notes.append(f"-> {len(images)} PNG(s)")
-    return images, modality, notes
+    grid = spot_grid([(im.width, im.height) for im in images], source_shapes)
+    return images, modality, notes, grid
 
 
 def _render_spot(
-    entry: ManifestEntry, name: str, source: SourceImage, config: dict[str, Any], prefix: str
+    entry: ManifestEntry, name: str, source: SourceImage, config: StudyConfig, prefix: str
 ) -> list[RenderedImage]:
     if source.ready:
         if entry.windows:
@@ -114,7 +182,7 @@ def _render_spot(
         kind="spot",
         has_file_window=source.voi is not None,
         modality=source.modality,
-        default_windows=config["default_windows"],
+        default_windows=list(config.default_windows),
     )
     out = []
     for window in windows:
@@ -130,17 +198,18 @@ def _render_spot(
 def _strip(
     entry: ManifestEntry,
     manifest: Manifest,
-    config: dict[str, Any],
-    max_pixels: int,
+    config: StudyConfig,
+    limits: Limits,
     report: IngestionReport,
-) -> tuple[list[RenderedImage], str | None, list[str]]:
-    volume = _open_volume(entry, manifest, max_pixels, report)
+    guard: _Guard,
+) -> tuple[list[RenderedImage], str | None, list[str], StoredGrid]:
+    volume = _open_volume(entry, manifest, limits, report, guard)
     windows = resolve_windows(
         entry.windows,
         kind="strip",
         has_file_window=volume.file_window is not None,
         modality=entry.modality or volume.modality,
-        default_windows=config["default_windows"],
+        default_windows=list(config.default_windows),
     )
     name = manifest.rel(entry.files[0])
     try:
@@ -151,16 +220,31 @@ def _strip(
         f"{name}: {volume.description}",
         f"-> {len(images)} PNG(s), windows {', '.join(windows)}",
     ]
-    return images, volume.modality, notes
+    return images, volume.modality, notes, _strip_grid(entry, volume, images)
+
+
+def _strip_grid(entry: ManifestEntry, volume: Volume, images: list[RenderedImage]) -> StoredGrid:
+    """The strip's slices as stored; a mask needs the source slice's shape (one more read)."""
+    sampled = tuple(sample_indices(volume.n_slices))
+    first = next(im for im in images if im.role == "slice")
+    source_shape = (first.height, first.width)
+    if entry.reference_mask is not None:
+        rows, cols = volume.read_slice(sampled[0]).shape
+        source_shape = (rows, cols)
+    return StoredGrid(first.width, first.height, source_shape, sampled, volume.n_slices)
 
 
 def _open_volume(
-    entry: ManifestEntry, manifest: Manifest, max_pixels: int, report: IngestionReport
+    entry: ManifestEntry,
+    manifest: Manifest,
+    limits: Limits,
+    report: IngestionReport,
+    guard: _Guard,
 ) -> Volume:
     kinds = [sniff(p) for p in entry.files]
     name = manifest.rel(entry.files[0])
     if kinds == ["nifti"]:
-        return open_nifti(entry.files[0], name, max_pixels)
+        return open_nifti(entry.files[0], name, limits.max_voxels, limits.max_inflate_bytes)
     files: Sequence[Path]
     if kinds == ["folder"]:
         files = series_files(entry.files[0], name, manifest.root)
@@ -168,8 +252,13 @@ def _open_volume(
         files, name = entry.files, f"{name} (+{len(entry.files) - 1} files)"
     else:
         raise IngestError(name, "a strip takes one folder (DICOM series), one NIfTI or DICOM files")
-    volume, first = read_series(files, name, max_pixels, manifest.rel, report.headers)
-    _guard(entry, name, needs_burned_in_review(first))
+    volume, headers = read_series(
+        files, name, limits.max_pixels, manifest.rel, report.headers, max_voxels=limits.max_voxels
+    )
+    for file_name, header in headers:  # every file of the series, not only the first
+        guard(file_name, needs_burned_in_review(header, file_name, entry.modality))
+    if guard.flags:  # refuse before rendering the strip
+        raise CaseRefused(guard.flags)
     return volume
 
 

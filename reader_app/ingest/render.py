@@ -17,25 +17,9 @@ from pydicom.dataset import Dataset
 from pydicom.pixels.processing import apply_voi_lut, apply_windowing
 
 from reader_app.casebank import RenderedImage
+from reader_app.ingest.windows import WINDOW_PRESETS, Window
 
 MAX_SIDE = 1460  # Streamlit's st.image display limit on the long side
-
-
-@dataclass(frozen=True)
-class Window:
-    name: str
-    center: float
-    width: float
-    function: str = "LINEAR"
-
-
-# (width / level) from the issue: lung 1500/-600, mediastinum 350/50, bone 2000/500, brain 80/40
-WINDOW_PRESETS: dict[str, Window] = {
-    "lung": Window("lung", -600, 1500),
-    "mediastinum": Window("mediastinum", 50, 350),
-    "bone": Window("bone", 500, 2000),
-    "brain": Window("brain", 40, 80),
-}
 
 
 @dataclass(frozen=True)
@@ -91,11 +75,18 @@ def auto_range(values: np.ndarray, lo: float | None = None, hi: float | None = N
     hi = float(values.max()) if hi is None else hi
     if hi <= lo:
         return np.zeros(values.shape, dtype=np.uint8)
-    return to_uint8((values - lo) / (hi - lo) * 255)
+    scaled = np.subtract(values, lo, dtype=np.float64)  # one working copy, then in place:
+    scaled /= hi - lo  # the same operations in the same order as (v - lo) / (hi - lo) * 255
+    scaled *= 255
+    return to_uint8(scaled, owned=True)
 
 
-def to_uint8(values: np.ndarray) -> np.ndarray:
-    out: np.ndarray = np.clip(np.rint(values), 0, 255).astype(np.uint8)
+def to_uint8(values: np.ndarray, *, owned: bool = False) -> np.ndarray:
+    """Round half to even, clip to 0..255. ``owned``: ``values`` may be overwritten."""
+    work = values if owned and values.dtype == np.float64 else np.array(values, np.float64)
+    np.rint(work, out=work)
+    np.clip(work, 0, 255, out=work)
+    out: np.ndarray = work.astype(np.uint8)
     return out
 
 

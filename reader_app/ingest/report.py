@@ -6,10 +6,21 @@ and never stored: only ``summary()``, which holds counts, goes to the audit log.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from reader_app.ingest.anonymize import DropCount
+
+
+@dataclass(frozen=True)
+class FlaggedImage:
+    """An image the burned-in guard flagged: a reviewer clears it or the case is excluded."""
+
+    case_id: str
+    file: str  # relative to the manifest
+    reason: str
+    cleared_by: str | None = None  # the manifest's reviewed_by, when set
 
 
 @dataclass
@@ -21,6 +32,7 @@ class IngestionReport:
     refused: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     reviewed: list[str] = field(default_factory=list)
+    flagged: list[FlaggedImage] = field(default_factory=list)
     headers: DropCount = field(default_factory=DropCount)
     cases: int = 0
     images: int = 0
@@ -71,3 +83,55 @@ class IngestionReport:
         else:
             lines.append("Result: nothing imported; the database and asset store are unchanged.")
         return "\n".join(lines)
+
+
+_ROW = re.compile(
+    r"^(?P<file>[^:]+?) (?:line (?P<line>\d+)|case (?P<entry>\d+))"
+    r"(?:, field '(?P<field>[^']+)'(?:, (?P<path>[^:]+))?)?: (?P<message>.*)$",
+    re.DOTALL,
+)
+_CASE = re.compile(r"^case (?P<case>.+?): (?P<file>[^:]+?): (?P<message>.*)$", re.DOTALL)
+_KEY = re.compile(r"^(?P<file>study\.toml): key '(?P<field>[^']+)': (?P<message>.*)$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem, split into its parts for a UI: the file, the line, the field, the message."""
+
+    message: str  # the part after the place
+    file: str | None = None  # manifest, study.toml or an image file (relative to the manifest)
+    line: int | None = None  # manifest line (CSV) or entry number (YAML)
+    field: str | None = None  # manifest column or study.toml key
+    case_id: str | None = None
+    text: str = ""  # the whole message, as the CLI prints it
+
+    @classmethod
+    def parse(cls, text: str) -> Problem:
+        """Split one of the importer's messages (their formats are fixed by docs/ingestion.md)."""
+        if m := _ROW.match(text):
+            line = m["line"] or m["entry"]
+            message = f"{m['path']}: {m['message']}" if m["path"] else m["message"]
+            return cls(message, m["file"], int(line), m["field"], None, text)
+        if m := _KEY.match(text):
+            return cls(m["message"], m["file"], None, m["field"], None, text)
+        if m := _CASE.match(text):
+            if row := _ROW.match(text[m.start("file") :]):  # a row's field checked per case
+                line = row["line"] or row["entry"]
+                message = f"{row['path']}: {row['message']}" if row["path"] else row["message"]
+                return cls(message, row["file"], int(line), row["field"], m["case"], text)
+            return cls(m["message"], m["file"], None, None, m["case"], text)
+        return cls(text, text=text)
+
+
+@dataclass(frozen=True)
+class Validation:
+    """``importer.validate``'s answer: nothing was written."""
+
+    slug: str
+    problems: list[Problem]
+    flagged: list[FlaggedImage]  # the burned-in review queue
+    report: IngestionReport
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems

@@ -18,6 +18,7 @@ from pydicom.dataset import Dataset
 
 from reader_app.ingest.anonymize import DropCount, rendering_dataset
 from reader_app.ingest.dicom_reader import check_pixels, decode, read_dataset, sniff, to_source
+from reader_app.ingest.dicom_terms import header_modality
 from reader_app.ingest.errors import IngestError
 from reader_app.ingest.render import file_window
 from reader_app.ingest.volume import Volume, apply_display_ops, lps_display_ops
@@ -52,8 +53,14 @@ def read_series(
     max_pixels: int,
     rel: Callable[[Path], str],
     drops: DropCount,
-) -> tuple[Volume, Dataset]:
-    """Validate headers and order slices; returns the volume and its first header."""
+    *,
+    max_voxels: int | None = None,
+) -> tuple[Volume, list[tuple[str, Dataset]]]:
+    """Validate headers and order slices; returns the volume and every file's safe header.
+
+    The safe headers (allowlisted elements only) are for the burned-in guard,
+    which must see every file of a series, not only the first.
+    """
     if not files:
         raise IngestError(name, "empty series: no DICOM files")
     headers: list[tuple[Path, Dataset]] = []
@@ -64,9 +71,10 @@ def read_series(
         ds = read_dataset(path, rel(path), header_only=True)
         total += check_pixels(ds, rel(path), max_pixels)
         headers.append((path, ds))
-    if total > max_pixels:  # the cap holds for the whole volume, not only per slice
+    cap = max_voxels if max_voxels is not None else max_pixels
+    if total > cap:  # slices are decoded one at a time, but a volume has a cap too
         raise IngestError(
-            name, f"{total} pixels exceed the limit of {max_pixels} (READERSTUDY_MAX_PIXELS)"
+            name, f"{total} voxels exceed the limit of {cap} (READERSTUDY_MAX_VOXELS)"
         )
     first = headers[0][1]
     series = {str(ds.get("SeriesInstanceUID", "")) for _, ds in headers}
@@ -84,25 +92,31 @@ def read_series(
     def read_slice(i: int) -> np.ndarray:
         s = slices[i]
         ds = read_dataset(s.path, s.name)
-        source, _safe, drop = to_source(ds, decode(ds, s.name), s.name)
+        check_pixels(ds, s.name, max_pixels)
+        source, _safe, _drop = to_source(ds, decode(ds, s.name), s.name)
         if source.pixels.shape != shape:
             raise IngestError(s.name, "pixel data does not match Rows/Columns")
-        drops.add(drop)  # rescale slope/intercept were applied per slice in to_source
+        # rescale slope/intercept were applied per slice in to_source
         return apply_display_ops(source.pixels, ops)
 
-    safe_first, _ = rendering_dataset(first)
+    safe_headers = []
+    for path, ds in headers:
+        safe, drop = rendering_dataset(ds)
+        drops.add(drop)  # counted from the full header; decoding reads only the allowlist
+        safe_headers.append((rel(path), safe))
+    safe_first = safe_headers[0][1]
     positions = [float(s.position) for s in slices if s.position is not None]
     volume = Volume(
         n_slices=len(slices),
         read_slice=read_slice,
         z_mm=positions if geometric else None,
         file_window=file_window(safe_first),
-        modality=str(first.get("Modality", "") or "").upper() or None,
+        modality=header_modality(first, rel(headers[0][0])),
         invert=photometric == "MONOCHROME1",
         description=f"DICOM series, {len(slices)} slices of {first.Columns}x{first.Rows}"
         + (", ordered by position" if geometric else ", no geometry: ordered by InstanceNumber"),
     )
-    return volume, safe_first
+    return volume, safe_headers
 
 
 def _order(

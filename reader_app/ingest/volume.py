@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reader_app.ingest.render import Window
+from reader_app.ingest.windows import Window
 
 
 @dataclass(frozen=True)

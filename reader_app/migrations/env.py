@@ -5,8 +5,6 @@ from __future__ import annotations
 from alembic import context
 from sqlmodel import SQLModel
 
-import reader_app.grading.tables  # grading's tables, for autogenerate
-import reader_app.models  # noqa: F401  (registers the tables on SQLModel.metadata)
 from reader_app.db import make_engine
 
 config = context.config

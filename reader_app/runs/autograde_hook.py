@@ -7,23 +7,19 @@ adjudication queue (or for the LLM judges).
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from sqlmodel import Session
+
+from reader_app.grading.autograde import autograde_study
 
 
 def autograde_after_run(*, session: Session, study_id: int, actor: str) -> str:
-    """Run the study-level autograde; a one-line report (or why it did not run)."""
-    try:
-        module = importlib.import_module("reader_app.grading.autograde")
-        autograde: Any = module.autograde_study
-    except (ImportError, AttributeError):
-        return "grading: autograde is not available in this build; grade later"
-    report = autograde(session=session, study_id=study_id, actor=actor, commit=True)
-    parts = [
-        f"{name} {getattr(report, name)}"
-        for name in ("by_key", "by_adjudicator", "by_judge", "by_import", "pending")
-        if hasattr(report, name)
-    ]
-    return "grading: answered responses " + ", ".join(parts).replace("_", " ")
+    """Run the study-level autograde; a one-line report of where the verdicts come from."""
+    report = autograde_study(session=session, study_id=study_id, actor=actor, commit=True)
+    parts = {
+        "by key": report.by_key,
+        "by adjudicator": report.by_adjudicator,
+        "by judge": report.by_judge,
+        "by import": report.by_import,
+        "pending": report.pending,
+    }
+    return "grading: answered responses " + ", ".join(f"{k} {v}" for k, v in parts.items())

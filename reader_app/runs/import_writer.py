@@ -19,16 +19,21 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from reader_app.audit import record_event
+from reader_app.errors import ReaderStudyError
+from reader_app.exam.next_case import ImageView, case_view
 from reader_app.grading.memory import record_verdict
 from reader_app.grading.normalize import normalize_answer
 from reader_app.models import Case, ModelRun, Reader, Response, Study, Verdict, utcnow
+from reader_app.runs.grounded import stored_location
 from reader_app.runs.record import finish_run
+from reader_app.text_policy import store_raw
+from scoring.io.location_output import ABSENT, ParsedLocation
 
 VERDICT_SOURCE = "import"
 MAX_LISTED = 20
 
 
-class RunImportError(ValueError):
+class RunImportError(ReaderStudyError, ValueError):
     """The file cannot be imported into this study; nothing was written."""
 
 
@@ -46,6 +51,7 @@ class ImportRow:
     model: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     image_sha256: str = ""  # what the model was shown, when the file says so
+    location: ParsedLocation = ABSENT  # normalized to the images shown (runs.grounded)
 
 
 @dataclass
@@ -186,17 +192,44 @@ def _run(session: Session, study: Study, row: ImportRow, params: dict[str, Any])
     return run
 
 
+def shown_images(
+    *, session: Session, case: Case, image_sha256: str
+) -> tuple[tuple[ImageView, ...], tuple[ImageView, ...]]:
+    """(the images a location counts, the case's images in stored order): those the file
+    says were shown, in its order, or else the ones a reader's viewer offers (as the
+    runner sends them)."""
+    view = case_view(session=session, case=case, slot=0, total=0)
+    by_sha = {i.sha256: i for i in view.images}
+    named = [s for s in image_sha256.split(",") if s]
+    if named and all(s in by_sha for s in named):
+        return tuple(by_sha[s] for s in named), view.images
+    return view.reader_images, view.images
+
+
+def row_location(
+    *, session: Session, case: Case, row: ImportRow
+) -> tuple[str | None, dict[str, Any]]:
+    """``(location_json, meta entries)`` for the row's location; nothing if it has none."""
+    if row.location.kind == "absent":
+        return None, {}
+    images, stored = shown_images(session=session, case=case, image_sha256=row.image_sha256)
+    return stored_location(row.location, kind=case.kind, images=images, stored=stored)
+
+
 def response_fields(row: ImportRow) -> dict[str, Any]:
     idk = row.status == "idk"
     keep_text = row.status in ("answered", "invalid") and bool(row.diagnosis)
+    raw_reply, raw_flags = store_raw(row.raw_reply)  # text_policy: NUL-safe on PostgreSQL
     return {
         "status": row.status,
         "idk": idk,
         "diagnosis": row.diagnosis if keep_text else None,
         "likert": row.likert if row.status == "answered" else None,
-        "raw_reply": row.raw_reply,
+        "raw_reply": raw_reply,
         "image_sha256": row.image_sha256,
-        "meta_json": json.dumps({**row.meta, "imported": True}, sort_keys=True, default=str),
+        "meta_json": json.dumps(
+            {**row.meta, **raw_flags, "imported": True}, sort_keys=True, default=str
+        ),
     }
 
 
@@ -244,6 +277,10 @@ def write_rows(
         )
         for key, value in response_fields(row).items():
             setattr(response, key, value)
+        response.location_json, location_meta = row_location(session=session, case=case, row=row)
+        if location_meta:
+            meta = {**json.loads(response.meta_json), **location_meta}
+            response.meta_json = json.dumps(meta, sort_keys=True, default=str)
         response.practice = case.practice
         response.submitted_at = utcnow()
         if existing is not None:

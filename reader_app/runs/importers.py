@@ -11,7 +11,9 @@ JSONL / CSV rows: ``case_id`` (the manifest's case id), a responder
 ``diagnosis`` + ``likert`` or the raw reply in ``output`` / ``response`` /
 ``text`` / ``raw`` / ``completion``. Optional: ``group`` / ``provider``,
 ``correct`` / ``verdict``, ``prompt_tokens``, ``completion_tokens``,
-``total_tokens``, ``latency_s``, ``image_sha256``.
+``total_tokens``, ``latency_s``, ``image_sha256``, ``location`` (normalized,
+as the grounded prompt asks; else the raw reply's location is read). A location
+becomes stored pixels in import_writer, from the case's images.
 """
 
 from __future__ import annotations
@@ -28,8 +30,16 @@ from sqlmodel import Session
 
 from reader_app.models import Study
 from reader_app.runs.import_writer import ImportRow, ImportSummary, RunImportError, write_rows
+from reader_app.text_policy import clean_model_text
 from scoring.frame import FrameError, validate_frame
 from scoring.io.loaders import RAW_TEXT_KEYS, model_records_to_frame, read_responses_csv
+from scoring.io.location_output import (
+    ABSENT,
+    ParsedLocation,
+    location_from_value,
+    parse_location_output,
+)
+from scoring.io.model_output import json_objects
 from scoring.io.radle import radle_to_tidy
 from scoring.status import is_missing_value
 
@@ -75,13 +85,23 @@ def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _row(tidy: Mapping[Any, Any], **extra: Any) -> ImportRow:
+    """One import row; control characters leave the diagnosis (reader_app.text_policy),
+    the count removed is kept in its metadata."""
     diagnosis = tidy["diagnosis"]
+    status = str(tidy["status"])
+    if not is_missing_value(diagnosis):
+        diagnosis, removed = clean_model_text(str(diagnosis))
+        if removed:
+            extra["meta"] = {**extra.get("meta", {}), "control_chars_removed": removed}
+        if not diagnosis.strip():  # nothing but control characters
+            diagnosis = None
+            status = "failure" if status in ("answered", "invalid") else status
     return ImportRow(
         responder=str(tidy["responder"]),
         kind=str(tidy["kind"]),
         group=_clean(tidy["group"]),
         case_id=str(tidy["case_id"]),
-        status=str(tidy["status"]),
+        status=status,
         diagnosis=None if is_missing_value(diagnosis) else str(diagnosis),
         likert=_int_or_none(tidy["likert"]),
         correct=_int_or_none(tidy["correct"]),
@@ -104,6 +124,17 @@ def _records(text: str, fmt: str) -> list[dict[str, Any]]:
                 raise RunImportError(f"line {n} is not a JSON object")
             records.append(obj)
     return records
+
+
+def record_location(record: Mapping[str, Any], raw: Any) -> ParsedLocation:
+    """A row's own ``location`` (an object, or its JSON text in a CSV cell), else the raw
+    reply's; the same bounded reader as the runner's."""
+    value = record.get("location")
+    if isinstance(value, str) and value.strip().startswith("{"):
+        value = next(json_objects(value), value)
+    if "location" in record and not is_missing_value(value):
+        return location_from_value(value)
+    return parse_location_output(raw) if raw is not None else ABSENT
 
 
 def model_output_rows(
@@ -130,6 +161,7 @@ def model_output_rows(
                 model=model or _clean(record.get("model")) or str(tidy["responder"]),
                 meta=meta,
                 image_sha256=str(_clean(record.get("image_sha256")) or ""),
+                location=record_location(record, raw),
             )
         )
     return rows

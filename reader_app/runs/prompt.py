@@ -18,6 +18,9 @@ from typing import Any
 
 PROMPT_DIR = Path(__file__).resolve().parent.parent / "prompts"
 DEFAULT_PROMPT = "radle_v1"
+# asks for the finding's location too (scoring.io.location_output); the default
+# of a study with ``grounding = true``
+GROUNDED_PROMPT = "radle_grounded_v1"
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,12 @@ def builtin_prompts() -> list[str]:
     return sorted(p.stem for p in PROMPT_DIR.glob("*.txt"))
 
 
+def default_prompt(*, grounding: bool) -> str:
+    """The built-in prompt a run gets when none is named: the grounded one for a
+    study whose readers mark locations, so models are asked for one too."""
+    return GROUNDED_PROMPT if grounding else DEFAULT_PROMPT
+
+
 def load_prompt(spec: str | Path | None = None) -> Prompt:
     """A built-in prompt by version name (default ``radle_v1``) or a prompt file by path."""
     spec = spec or DEFAULT_PROMPT
@@ -72,13 +81,18 @@ def png_data_url(png: bytes) -> str:
 
 
 def case_messages(
-    prompt: Prompt, *, history: str | None, images: Sequence[CaseImageBytes]
+    prompt: Prompt,
+    *,
+    history: str | None,
+    images: Sequence[CaseImageBytes],
+    send_images: bool = True,
 ) -> list[dict[str, Any]]:
     """One user message: the instruction, the history a reader sees, then the images.
 
     What a reader is told about an image (a strip's slice position, the window
     preset it is shown under) goes in a text part right before that image, so
-    the model reads it too.
+    the model reads it too. ``send_images=False`` (a text-only run) leaves out
+    the image parts and nothing else: the text is the same, byte for byte.
     """
     intro = prompt.text
     if history:
@@ -88,5 +102,6 @@ def case_messages(
     for i, image in enumerate(images, start=1):
         if image.caption:
             parts.append({"type": "text", "text": f"Image {i}: {image.caption}"})
-        parts.append({"type": "image_url", "image_url": {"url": png_data_url(image.png)}})
+        if send_images:
+            parts.append({"type": "image_url", "image_url": {"url": png_data_url(image.png)}})
     return [{"role": "user", "content": parts}]

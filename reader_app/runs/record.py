@@ -14,16 +14,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy import update
 from sqlmodel import Session, col, select
 
+from reader_app.errors import ReaderStudyError
 from reader_app.models import Case, ModelRun, Response, Study, utcnow
-from reader_app.runs.prompt import Prompt
+from reader_app.runs.prompt import Prompt, load_prompt
 from scoring.io.model_output import ParsedAnswer
 
 STRIP_MODES = ("slices", "montage")
+DEFAULT_REPORT_PROMPT = "bench2_v1"
+# a text-only run's name ends so, wherever run names are shown (leaderboard,
+# charts, exports, the runs page): its figures are never mistaken for a seeing model's
+TEXT_ONLY_SUFFIX = " (text only)"
 
 
-class RunConflict(ValueError):
+class RunConflict(ReaderStudyError, ValueError):
     """The named run exists with other settings; pick another name."""
 
 
@@ -39,12 +45,24 @@ class RunSpec:
     max_tokens: int | None = 1024
     extra: Mapping[str, Any] = field(default_factory=dict)
     strip_mode: str = "slices"
+    # report cases (Bench 2): the prompt they get, and slices per request (None: all at once)
+    report_prompt: str | None = None
+    images_per_request: int | None = None
+    # the text-only ablation: the same prompt and history, no image parts
+    no_images: bool = False
 
     def __post_init__(self) -> None:
         if not self.name.strip() or len(self.name) > 200:
             raise ValueError("run name must be 1-200 characters")
+        if self.no_images != self.name.endswith(TEXT_ONLY_SUFFIX):
+            raise ValueError(
+                f"a run name ends with {TEXT_ONLY_SUFFIX.strip()!r} exactly when the run sends "
+                "no images (text_only_name adds it)"
+            )
         if self.strip_mode not in STRIP_MODES:
             raise ValueError(f"strip mode must be one of {STRIP_MODES}, not {self.strip_mode!r}")
+        if self.images_per_request is not None and self.images_per_request < 1:
+            raise ValueError("images per request must be at least 1")
 
     def sampling(self) -> dict[str, Any]:
         """Request fields besides model and messages; ``extra`` wins, and None drops a field."""
@@ -60,6 +78,11 @@ class RunSpec:
         return {"model": self.model, "messages": messages, **self.sampling()}
 
 
+def text_only_name(name: str) -> str:
+    """The name of the text-only run beside ``name``: ``gpt-4o`` -> ``gpt-4o (text only)``."""
+    return name if name.endswith(TEXT_ONLY_SUFFIX) else name + TEXT_ONLY_SUFFIX
+
+
 def run_params(spec: RunSpec, prompt: Prompt) -> dict[str, Any]:
     return {
         "temperature": spec.temperature,
@@ -68,6 +91,21 @@ def run_params(spec: RunSpec, prompt: Prompt) -> dict[str, Any]:
         "extra": dict(spec.extra),
         "strip_mode": spec.strip_mode,
         "prompt_sha256": prompt.sha256,
+        **report_params(spec),
+        # only when set, so the records of earlier runs still match on resume
+        **({"no_images": True} if spec.no_images else {}),
+    }
+
+
+def report_params(spec: RunSpec) -> dict[str, Any]:
+    """How report cases were asked; empty for a run without them (older records match)."""
+    if spec.report_prompt is None and spec.images_per_request is None:
+        return {}
+    report = load_prompt(spec.report_prompt or DEFAULT_REPORT_PROMPT)
+    return {
+        "report_prompt": report.version,
+        "report_prompt_sha256": report.sha256,
+        "images_per_request": spec.images_per_request,
     }
 
 
@@ -93,6 +131,7 @@ def open_run(
             endpoint_host=host[:255],
             params_json=json.dumps(params, sort_keys=True),
             prompt_version=prompt.version,
+            no_images=spec.no_images,
             source="runner",
         )
         session.add(run)
@@ -106,6 +145,8 @@ def open_run(
         differ.insert(0, "model")
     if run.prompt_version != prompt.version:
         differ.append("prompt_version")
+    if run.no_images != spec.no_images:
+        differ.append("no_images")
     if differ:
         raise RunConflict(
             f"run {spec.name!r} exists with different {', '.join(sorted(set(differ)))}; "
@@ -150,6 +191,7 @@ def run_totals(*, session: Session, run: ModelRun) -> dict[str, Any]:
         "missing": max(n_cases - len(rows), 0),
         **{s: statuses.get(s, 0) for s in ("answered", "idk", "invalid", "failure")},
         "technical_failures": sum(1 for m in metas if "error" in m),
+        "model_mismatch": sum(1 for m in metas if "reply_model" in m),
     }
     for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
         totals[key] = sum(int(m.get(key) or 0) for m in metas)
@@ -160,10 +202,19 @@ def run_totals(*, session: Session, run: ModelRun) -> dict[str, Any]:
 
 
 def finish_run(*, session: Session, run: ModelRun, sessions: int | None = None) -> dict[str, Any]:
-    """Stamp the end time and recompute totals (flushes)."""
+    """Count one more session (or set ``sessions``), stamp the end time, recompute totals.
+
+    The counter moves by one UPDATE, which also locks the run row until the
+    caller commits (SQLite: the write lock), so the totals computed after it
+    see every answer committed before and two finishing processes cannot
+    lose an update. Flushes; the caller commits.
+    """
+    assert run.id is not None
+    new_count = ModelRun.sessions + 1 if sessions is None else sessions
+    session.execute(update(ModelRun).where(col(ModelRun.id) == run.id).values(sessions=new_count))
+    session.refresh(run)
     totals = run_totals(session=session, run=run)
-    previous = json.loads(run.totals_json or "{}")
-    totals["sessions"] = sessions if sessions is not None else int(previous.get("sessions", 0)) + 1
+    totals["sessions"] = run.sessions
     run.totals_json = json.dumps(totals, sort_keys=True)
     run.finished_at = utcnow()
     session.add(run)

@@ -3,16 +3,26 @@
 Worker threads (``concurrency`` of them) only read images and talk HTTP; the
 calling thread writes, one commit per case, so an interrupted run keeps every
 answer it received. Work is idempotent per (run, case): a rerun under the same
-name asks only for the cases that have no row yet (the unique constraint on
-(model_run_id, case_id) makes a double write harmless even across processes).
+name asks only for the cases that have no row yet, and a lease per (run, case)
+(``runs.lease``) keeps concurrent runner processes from asking the same case
+twice: a case leased by another live process is left to it, and taken over
+only once that lease has expired (its holder died).
+
+Every case asked ends with exactly one row: a reply the parser cannot read is
+a ``failure``, an endpoint error or an image that fails its integrity check
+is a technical failure (``meta.error``), and no reply can stall the run for
+longer than the client's whole-request deadline (times its attempts).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -21,22 +31,40 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from reader_app.audit import record_event
+from reader_app.errors import ReaderStudyError
 from reader_app.exam.next_case import ImageView, case_view
-from reader_app.ingest.assets import load_asset
+from reader_app.ingest.assets import AssetIntegrityError, load_asset
+from reader_app.llm import ChatClient, EndpointError, FatalEndpointError
 from reader_app.models import Case, ModelRun, Response, ResponseRevision, Study, utcnow
-from reader_app.runs.client import ChatClient, EndpointError, FatalEndpointError
-from reader_app.runs.prompt import CaseImageBytes, Prompt, case_messages
+from reader_app.reports.cases import report_case_ids
+from reader_app.runs import lease
+from reader_app.runs.grounded import stored_location
+from reader_app.runs.prompt import CaseImageBytes, Prompt, case_messages, load_prompt
 from reader_app.runs.record import (
+    DEFAULT_REPORT_PROMPT,
     RunSpec,
     answer_fields,
     finish_run,
     is_technical_failure,
     open_run,
 )
-from scoring.io.model_output import parse_model_output
+from reader_app.text_policy import clean_model_text, store_raw
+from scoring.io.location_output import parse_location_output
+from scoring.io.model_output import MAX_REPLY_CHARS, parse_model_output
+
+log = logging.getLogger(__name__)
 
 
-class RunAborted(RuntimeError):
+def ask_report(
+    job: CaseJob, *, client: ChatClient, spec: RunSpec, prompt: Prompt, asset_dir: Path
+) -> Outcome:
+    """A report case (Bench 2); see runs/report_ask.py."""
+    from reader_app.runs.report_ask import ask_report_case  # it builds on this module
+
+    return ask_report_case(job, client=client, spec=spec, prompt=prompt, asset_dir=asset_dir)
+
+
+class RunAborted(ReaderStudyError, RuntimeError):
     """The endpoint refused in a way no retry can fix; answers so far are kept."""
 
 
@@ -46,6 +74,8 @@ class CaseJob:
     source_id: str
     history: str | None
     images: tuple[ImageView, ...]
+    answer: str = "diagnosis"  # or "report" (runs/report_ask.py)
+    kind: str = "spot"  # or "strip": how a location's image number maps to a slice
 
 
 @dataclass
@@ -62,6 +92,8 @@ class RunSummary:
     resumed: bool
     asked: int
     totals: dict[str, Any]
+    left_to_others: int = 0  # cases another live runner process answered meanwhile
+    no_images: bool = False  # a text-only run
 
 
 ProgressFn = Callable[[RunProgress], None]
@@ -86,13 +118,15 @@ def case_jobs(*, session: Session, study: Study, strip_mode: str) -> list[CaseJo
         .order_by(col(Case.position), col(Case.id))
     ).all()
     jobs, lacking = [], []
+    reports = report_case_ids(session=session, study_id=study.id or 0)
     for case in cases:
         assert case.id is not None
         view = case_view(session=session, case=case, slot=0, total=len(cases))
         images = model_images(view.images, case.kind, strip_mode)
         if not images:
             lacking.append(case.source_id)
-        jobs.append(CaseJob(case.id, case.source_id, case.history, images))
+        mode = "report" if case.id in reports else "diagnosis"
+        jobs.append(CaseJob(case.id, case.source_id, case.history, images, mode, case.kind))
     if lacking:
         what = "a montage image" if strip_mode == "montage" else "images"
         raise ValueError(f"case(s) without {what}: {', '.join(lacking[:20])}")
@@ -107,45 +141,104 @@ class Outcome:
     raw_reply: str | None
     meta: dict[str, Any]
     parsed: dict[str, Any]
+    location_json: str | None = None  # reader_app.grounding's column text
+
+
+def _failure(job: CaseJob, shown_at: datetime, error: str, **meta: Any) -> Outcome:
+    fields = {"status": "failure", "diagnosis": None, "likert": None, "idk": False}
+    raw = meta.pop("raw", None)
+    return Outcome(job, shown_at, utcnow(), raw, {"error": error, **meta}, fields)
 
 
 def ask(
     job: CaseJob, *, client: ChatClient, spec: RunSpec, prompt: Prompt, asset_dir: Path
 ) -> Outcome:
-    """One case: load the stored PNG bytes, ask, parse. Runs in a worker thread."""
-    images = [
-        CaseImageBytes(load_asset(asset_dir, i.sha256), i.label, i.window) for i in job.images
-    ]
-    body = spec.request_body(case_messages(prompt, history=job.history, images=images))
+    """One case: load (and verify) the stored PNG bytes, ask, parse. Runs in a worker thread.
+
+    A text-only run (``spec.no_images``) reads no image and sends the same
+    text without the image parts. Never raises except FatalEndpointError:
+    whatever goes wrong becomes the case's failure row.
+    """
     shown_at = utcnow()
     try:
-        result = client.complete(body)
+        images = [
+            CaseImageBytes(
+                b"" if spec.no_images else load_asset(asset_dir, i.sha256), i.label, i.window
+            )
+            for i in job.images
+        ]
+    except (AssetIntegrityError, OSError, ValueError) as exc:
+        return _failure(job, shown_at, f"image refused, not sent: {exc}")
+    messages = case_messages(
+        prompt, history=job.history, images=images, send_images=not spec.no_images
+    )
+    shown_at = utcnow()
+    try:
+        result = client.complete(messages, model=spec.model, params=spec.sampling())
     except FatalEndpointError:
         raise
     except EndpointError as exc:
-        meta: dict[str, Any] = {"error": str(exc), "http_status": exc.status}
-        fields = {"status": "failure", "diagnosis": None, "likert": None, "idk": False}
-        return Outcome(job, shown_at, utcnow(), exc.body or None, meta, fields)
+        return _failure(job, shown_at, str(exc), http_status=exc.status, raw=exc.body or None)
+    except Exception as exc:  # a client bug must not cost the run: one failure row
+        log.exception("unexpected error asking case %s", job.source_id)
+        return _failure(job, shown_at, f"unexpected {type(exc).__name__}")
     parsed = parse_model_output(result.text)
-    meta = {
+    location, location_meta = stored_location(
+        parse_location_output(result.text, n_images=len(job.images)),
+        kind=job.kind,
+        images=job.images,
+    )
+    meta: dict[str, Any] = {
         **result.usage,
         "latency_s": result.latency_s,
         "attempts": result.attempts,
         "finish_reason": result.finish_reason,
+        **location_meta,
     }
+    if len(result.text) > MAX_REPLY_CHARS:
+        meta["parse_note"] = f"reply over {MAX_REPLY_CHARS} characters: not parsed"
+    if result.model and result.model != spec.model:
+        meta["reply_model"] = result.model
+        meta["warning"] = f"the reply names model {result.model!r}, not {spec.model!r}"
+        log.warning(
+            "case %s: reply names model %r, asked %r", job.source_id, result.model, spec.model
+        )
     if parsed.status == "invalid" and parsed.likert is not None:
         meta["likert_reply"] = parsed.likert
-    return Outcome(job, shown_at, utcnow(), result.text, meta, answer_fields(parsed))
+    fields = answer_fields(parsed)
+    if fields.get("diagnosis"):
+        fields["diagnosis"], removed = clean_model_text(fields["diagnosis"])
+        if removed:
+            meta["control_chars_removed"] = removed
+        if not fields["diagnosis"].strip():
+            fields = {"status": "failure", "diagnosis": None, "likert": None, "idk": False}
+    return Outcome(job, shown_at, utcnow(), result.text, meta, fields, location)
 
 
-def store_outcome(*, session: Session, run: ModelRun, outcome: Outcome) -> bool:
-    """Insert the case's row, or replace a technical failure; False if already answered."""
+def _stored_raw(raw: str | None, meta: dict[str, Any]) -> tuple[str | None, str]:
+    """The raw reply as the database can hold it, and the meta JSON flagging an escape."""
+    stored, flags = store_raw(raw)
+    return stored, json.dumps({**meta, **flags}, sort_keys=True, default=str)
+
+
+def store_outcome(
+    *, session: Session, run: ModelRun, outcome: Outcome, holder: str | None = None
+) -> bool:
+    """Insert the case's row, or replace a technical failure; False if already answered.
+
+    The replaced failure is kept as a revision with its status, time, raw
+    reply and error. The case's lease (``holder``) is released in the same commit.
+    """
+    assert run.id is not None
     existing = session.exec(
         select(Response).where(
             Response.model_run_id == run.id, Response.case_id == outcome.job.case_id
         )
     ).first()
+    if holder is not None:
+        lease.release(session=session, run_id=run.id, holder=holder, case_ids=[outcome.job.case_id])
     if existing is not None and not is_technical_failure(existing):
+        session.commit()
         return False
     if existing is not None:  # keep the failed attempt, as a revised human answer is kept
         assert existing.id is not None
@@ -154,6 +247,9 @@ def store_outcome(*, session: Session, run: ModelRun, outcome: Outcome) -> bool:
                 response_id=existing.id,
                 status=existing.status,
                 submitted_at=existing.submitted_at,
+                raw_reply=existing.raw_reply,
+                meta_json=existing.meta_json,
+                location_json=existing.location_json,
             )
         )
     row = existing or Response(
@@ -163,15 +259,21 @@ def store_outcome(*, session: Session, run: ModelRun, outcome: Outcome) -> bool:
         setattr(row, key, value)
     row.shown_at = outcome.shown_at
     row.submitted_at = outcome.answered_at
-    row.image_sha256 = ",".join(i.sha256 for i in outcome.job.images)
-    row.raw_reply = outcome.raw_reply
-    row.meta_json = json.dumps(outcome.meta, sort_keys=True, default=str)
+    row.location_json = outcome.location_json
+    # what the model was shown: nothing, on a text-only run
+    row.image_sha256 = "" if run.no_images else ",".join(i.sha256 for i in outcome.job.images)
+    row.raw_reply, row.meta_json = _stored_raw(outcome.raw_reply, outcome.meta)
     row.revision = (row.revision + 1) if existing is not None else 0
     session.add(row)
     try:
         session.commit()
     except IntegrityError:  # another process stored this case first
         session.rollback()
+        if holder is not None:
+            lease.release(
+                session=session, run_id=run.id, holder=holder, case_ids=[outcome.job.case_id]
+            )
+            session.commit()
         return False
     return True
 
@@ -182,6 +284,14 @@ def pending_jobs(
     rows = session.exec(select(Response).where(Response.model_run_id == run.id)).all()
     done = {r.case_id for r in rows if not (retry_failures and is_technical_failure(r))}
     return [j for j in jobs if j.case_id not in done]
+
+
+def _still_pending(*, session: Session, run: ModelRun, job: CaseJob, retry_failures: bool) -> bool:
+    """Whether the case still needs asking (one indexed lookup of its row)."""
+    row = session.exec(
+        select(Response).where(Response.model_run_id == run.id, Response.case_id == job.case_id)
+    ).first()
+    return row is None or (retry_failures and is_technical_failure(row))
 
 
 def run_model(
@@ -197,42 +307,106 @@ def run_model(
     retry_failures: bool = False,
     progress: ProgressFn | None = None,
     actor: str = "cli",
+    lease_s: float = lease.DEFAULT_LEASE_S,
 ) -> RunSummary:
-    """Ask the model every case the run has not answered yet; commit as answers arrive."""
+    """Ask the model every case the run has not answered yet; commit as answers arrive.
+
+    Each case is leased before it is asked (``lease_s``, renewed every third
+    of it while the request runs). A case another live runner holds is left
+    to it; this call waits until that case has its row, or until the lease
+    expires (its holder died) and then asks it itself.
+    """
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
+    if lease_s <= 0:
+        raise ValueError("lease_s must be positive")
     jobs = case_jobs(session=session, study=study, strip_mode=spec.strip_mode)
+    if any(j.answer == "report" for j in jobs) and spec.report_prompt is None:
+        spec = replace(spec, report_prompt=DEFAULT_REPORT_PROMPT)
+    report_prompt = load_prompt(spec.report_prompt) if spec.report_prompt else None
     try:
         run, resumed = open_run(session=session, study=study, spec=spec, prompt=prompt, host=host)
         session.commit()
     except IntegrityError:  # another process created the same run a moment ago: join it
         session.rollback()
         run, resumed = open_run(session=session, study=study, spec=spec, prompt=prompt, host=host)
+    assert run.id is not None
+    run_id = run.id
     todo = pending_jobs(session=session, run=run, jobs=jobs, retry_failures=retry_failures)
     state = RunProgress(done=len(jobs) - len(todo), total=len(jobs))
     if progress:
         progress(state)
+    holder = lease.new_holder()
+    queue: deque[CaseJob] = deque(todo)
+    waiting: list[CaseJob] = []  # leased by another runner
+    in_flight: dict[Future[Outcome], CaseJob] = {}
+    asked = left_to_others = 0
+    renew_every = lease_s / 3
+    last_renew = time.monotonic()
     pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="run")
-    futures: set[Future[Outcome]] = {
-        pool.submit(ask, job, client=client, spec=spec, prompt=prompt, asset_dir=asset_dir)
-        for job in todo
-    }
+
+    def count_done(key: str) -> None:
+        state.done += 1
+        state.counts[key] = state.counts.get(key, 0) + 1
+        if progress:
+            progress(state)
+
+    def fill() -> None:
+        nonlocal asked, left_to_others
+        while queue and len(in_flight) < concurrency:
+            job = queue.popleft()
+            if not _still_pending(session=session, run=run, job=job, retry_failures=retry_failures):
+                left_to_others += 1  # answered by another process meanwhile
+                count_done("elsewhere")
+                continue
+            if not lease.claim(
+                session=session, run_id=run_id, case_id=job.case_id, holder=holder, lease_s=lease_s
+            ):
+                waiting.append(job)
+                continue
+            in_flight[
+                pool.submit(ask, job, client=client, spec=spec, prompt=prompt, asset_dir=asset_dir)
+                if job.answer != "report" or report_prompt is None
+                else pool.submit(
+                    ask_report,
+                    job,
+                    client=client,
+                    spec=spec,
+                    prompt=report_prompt,
+                    asset_dir=asset_dir,
+                )
+            ] = job
+            asked += 1
+
     try:
-        while futures:
-            finished, futures = wait(futures, return_when=FIRST_COMPLETED)
+        fill()
+        while in_flight or waiting:
+            if not in_flight:  # only cases leased elsewhere are left: look again shortly
+                time.sleep(min(1.0, renew_every))
+                queue.extend(waiting)
+                waiting.clear()
+                fill()
+                continue
+            finished, _ = wait(in_flight, timeout=renew_every, return_when=FIRST_COMPLETED)
             for fut in finished:
+                in_flight.pop(fut)
                 outcome = fut.result()
-                store_outcome(session=session, run=run, outcome=outcome)
-                state.done += 1
-                key = "error" if "error" in outcome.meta else str(outcome.parsed["status"])
-                state.counts[key] = state.counts.get(key, 0) + 1
-                if progress:
-                    progress(state)
+                store_outcome(session=session, run=run, outcome=outcome, holder=holder)
+                count_done("error" if "error" in outcome.meta else str(outcome.parsed["status"]))
+            if time.monotonic() - last_renew >= renew_every:
+                lease.renew(session=session, run_id=run_id, holder=holder, lease_s=lease_s)
+                last_renew = time.monotonic()
+            queue.extend(waiting)
+            waiting.clear()
+            fill()
     except FatalEndpointError as exc:
         raise RunAborted(f"{exc}; the endpoint said: {exc.body[:300]}") from exc
     finally:
         # on an error, queued cases are dropped; requests in flight finish unrecorded
         pool.shutdown(wait=False, cancel_futures=True)
+        session.rollback()
+        lease.release(session=session, run_id=run_id, holder=holder)
+        session.commit()
     totals = finish_run(session=session, run=run)
     record_event(
         session=session,
@@ -241,9 +415,8 @@ def run_model(
         study_id=study.id,
         run=run.name,
         model=run.model,
-        asked=len(todo),
+        asked=asked,
         resumed=resumed,
     )
     session.commit()
-    assert run.id is not None
-    return RunSummary(run.id, run.name, resumed, len(todo), totals)
+    return RunSummary(run_id, run.name, resumed, asked, totals, left_to_others, run.no_images)

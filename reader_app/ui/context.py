@@ -175,6 +175,16 @@ def current_user() -> SignedIn:
     return user
 
 
+def staff_user(*roles: str) -> SignedIn:
+    """The role gate of staff pages: the signed-in user, or a refusal and a stop
+    for any other role (a page URL typed by hand)."""
+    user = current_user()
+    if user.role not in roles:
+        st.error(f"This page is for the {' or '.join(roles)} role.")
+        st.stop()
+    return user
+
+
 def load_reader(session: Session, user: SignedIn) -> tuple[Reader, Study]:
     """The signed-in reader and study, re-checked on every run (revoked or rotated: out)."""
     reader = session.get(Reader, user.reader_id)

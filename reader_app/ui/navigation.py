@@ -29,6 +29,7 @@ CONSENT = PageSpec("consent.py", "Consent", "📄", "consent")
 PROFILE = PageSpec("profile.py", "Your profile", "👤", "profile")
 PROGRESS = PageSpec("coordinator.py", "Progress", ":material/monitoring:", "progress")
 INVITES = PageSpec("coordinator_invites.py", "Invites", ":material/mail:", "invites")
+NEW_STUDY = PageSpec("study_setup.py", "New study", ":material/add_box:", "new-study")
 CASE_BANK = PageSpec("coordinator_cases.py", "Case bank", ":material/photo_library:", "case-bank")
 LEADERBOARD = PageSpec("analyst.py", "Leaderboard", ":material/leaderboard:", "analyst")
 CHARTS = PageSpec("analyst_charts.py", "Charts", ":material/bar_chart:", "charts")
@@ -40,7 +41,7 @@ REPORT = PageSpec("report.py", "Report", ":material/description:", "report")
 ROLE_PAGES: dict[str, tuple[PageSpec, ...]] = {
     "reader": (EXAM,),
     # the answer key stays first (the coordinator's landing page, which its tests rely on)
-    "coordinator": (ANSWER_KEY, PROGRESS, INVITES, CASE_BANK, EXPORTS),
+    "coordinator": (ANSWER_KEY, PROGRESS, INVITES, CASE_BANK, NEW_STUDY, EXPORTS),
     "adjudicator": (ADJUDICATE,),
     "analyst": (LEADERBOARD, CHARTS, CASE_MATRIX, RUNS, EXPORTS, REPORT),
 }
@@ -53,3 +54,17 @@ def pages_for(role: str, step: str = "exam") -> tuple[PageSpec, ...]:
     if role == "reader" and step in ONBOARDING_PAGES:
         return (ONBOARDING_PAGES[step],)
     return ROLE_PAGES.get(role, ())
+
+
+ALL_PAGES: tuple[PageSpec, ...] = tuple(
+    dict.fromkeys(
+        [*(p for pages in ROLE_PAGES.values() for p in pages), *ONBOARDING_PAGES.values()]
+    )
+)
+
+
+def other_pages(role: str, step: str = "exam") -> tuple[PageSpec, ...]:
+    """Every page of the app this user may not open: their addresses lead to the user's own
+    first page (a hidden redirect), not to Streamlit's "Page not found"."""
+    mine = {p.url_path for p in pages_for(role, step)}
+    return tuple(p for p in ALL_PAGES if p.url_path not in mine)

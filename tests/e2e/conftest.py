@@ -19,21 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import Engine
 
-CHROMIUM = os.environ.get("READERSTUDY_CHROMIUM", "/usr/bin/chromium")
+from benchmarks.kit.chromium import CHROMIUM, CHROMIUM_ARGS
+from reader_app.settings import Settings
+from tests.e2e.ws_trace import WsTrace
+
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
 
 
 def free_port() -> int:
@@ -121,6 +115,7 @@ def page(browser: object) -> Iterator[object]:
     context = browser.new_context(viewport={"width": 1400, "height": 1000})  # type: ignore[attr-defined]
     pg = context.new_page()
     pg.set_default_timeout(20_000)
+    pg._rs_trace = WsTrace().attach(pg)  # printed when a wait for the next screen fails
     yield pg
     context.close()
 
@@ -128,3 +123,53 @@ def page(browser: object) -> Iterator[object]:
 def artifact(name: str) -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS / name
+
+
+@dataclass
+class Server:
+    """A served app on its own database (SQLite copy or PostgreSQL from the template)."""
+
+    app: ServedApp
+    settings: Settings
+    engine: Engine
+
+
+@contextmanager
+def served_on_database(
+    request: pytest.FixtureRequest,
+    sqlite_template: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    label: str,
+) -> Iterator[Server]:
+    """Serve the app on a fresh database of ``request.param`` ("sqlite" or "postgres")."""
+    import uuid
+
+    import psycopg
+
+    from reader_app.db import make_engine
+    from reader_app.settings import load_settings
+    from tests.conftest import _pg_admin_dsn, _pg_url_for, fresh_sqlite_url
+
+    root = tmp_path_factory.mktemp(f"{label}_{request.param}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STREAMLIT_", "READERSTUDY_"))}
+    dbname = None
+    if request.param == "sqlite":
+        env["READERSTUDY_DATABASE_URL"] = fresh_sqlite_url(sqlite_template, root)
+    else:
+        template = request.getfixturevalue("pg_template")
+        dbname = f"rs_t_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(_pg_admin_dsn(), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{dbname}" TEMPLATE "{template}"')
+        env["READERSTUDY_DATABASE_URL"] = _pg_url_for(dbname)
+    env["READERSTUDY_DATA_DIR"] = str(root / "data")
+    settings = load_settings(env)
+    app = start_app(env, root / "app.log")
+    engine = make_engine(settings.database_url)
+    try:
+        yield Server(app, settings, engine)
+    finally:
+        stop_app(app)
+        engine.dispose()
+        if dbname:
+            with psycopg.connect(_pg_admin_dsn(), autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')

@@ -9,13 +9,16 @@ from __future__ import annotations
 import re
 
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from tests.e2e.ws_trace import trace_of
 
 PROGRESS = "[data-testid=stProgress]"
 
 
 def open_exam(page: Page, url: str) -> None:
     page.goto(url)
-    expect(page.locator(".st-key-submit")).to_be_visible()
+    expect(page.locator(".st-key-submit")).to_be_visible(timeout=30_000)
     settled(page)
 
 
@@ -68,15 +71,74 @@ def _submit_and_wait(page: Page) -> None:
     """Submit, then wait for the next screen: a new case, practice feedback or the end."""
     before = progress(page)
     page.locator(".st-key-submit button").click()
-    page.wait_for_function(_NEXT_SCREEN, arg=[PROGRESS, before])
+    wait_next_screen(page, before)
 
 
 def fill_answer(page: Page, diagnosis: str, likert: int) -> None:
     box = page.locator(".st-key-diagnosis input")
     box.fill(diagnosis)
-    box.press("Tab")  # Streamlit commits a text input on blur
+    box.press("Tab")
+    choose_likert(page, likert)
+
+
+def type_diagnosis(page: Page, text: str, *, clear: bool = True) -> None:
+    """Click into the diagnosis box and type with real key presses."""
+    box = page.locator(".st-key-diagnosis input")
+    box.click()
+    if clear:
+        page.keyboard.press("Control+A")
+        page.keyboard.press("Backspace")
+    page.keyboard.type(text)
+
+
+def choose_likert(page: Page, likert: int) -> None:
     page.locator(".st-key-likert label").filter(has_text=re.compile(rf"^{likert} ·")).click()
     expect(page.locator(".st-key-likert input:checked")).to_have_count(1)
+
+
+def toggle_idk(page: Page) -> None:
+    page.locator(".st-key-idk label").click()
+
+
+ON_SCREEN = """() => {
+    const box = document.querySelector('.st-key-diagnosis input');
+    const radios = [...document.querySelectorAll('.st-key-likert input[type=radio]')];
+    const idk = document.querySelector('.st-key-idk input[type=checkbox]');
+    const likert = radios.findIndex((r) => r.checked);
+    return {diagnosis: box ? box.value : null, likert: likert < 0 ? null : likert,
+            idk: idk ? idk.checked : null};
+}"""
+
+
+def on_screen(page: Page) -> dict[str, object]:
+    """The form's values as the reader sees them."""
+    return dict(page.evaluate(ON_SCREEN))
+
+
+def submit(page: Page, how: str = "click") -> None:
+    """Submit the way a reader does: click, Ctrl+Enter or Enter (focus stays where it is)."""
+    if how == "click":
+        page.locator(".st-key-submit button").click()
+    elif how == "dblclick":
+        page.locator(".st-key-submit button").dblclick()
+    elif how == "ctrl+enter":
+        page.keyboard.press("Control+Enter")
+    elif how == "enter":
+        page.keyboard.press("Enter")
+    else:
+        raise ValueError(how)
+
+
+def wait_next_screen(page: Page, before: str) -> None:
+    """Wait for the screen after ``before``; on a timeout, say what the page held and what
+    the browser and the server exchanged (tests/e2e/ws_trace.py)."""
+    try:
+        page.wait_for_function(_NEXT_SCREEN, arg=[PROGRESS, before])
+    except PlaywrightTimeout as exc:
+        raise AssertionError(
+            f"still on {progress(page)!r} after a submit from {before!r}; "
+            f"the form shows {on_screen(page)}\n{trace_of(page)}"
+        ) from exc
 
 
 def answer(page: Page, diagnosis: str, likert: int) -> None:
@@ -86,8 +148,8 @@ def answer(page: Page, diagnosis: str, likert: int) -> None:
 
 
 def answer_idk(page: Page) -> None:
-    page.locator(".st-key-idk button").click()
-    expect(page.locator(".st-key-diagnosis input")).to_be_disabled()
+    toggle_idk(page)
+    expect(page.locator(".st-key-idk input")).to_be_checked()
     _submit_and_wait(page)
 
 
@@ -96,25 +158,41 @@ def continue_after_feedback(page: Page) -> None:
     expect(page.locator(".st-key-submit")).to_be_visible()
 
 
+VIEWER_READY = """() => {
+    const v = window.readerstudyViewer;
+    return Boolean(v) && v.image.complete && v.image.naturalWidth > 0
+        && document.querySelector('[data-stale="true"]') === null;
+}"""
+
+
+def viewer_ready(page: Page) -> None:
+    """Wait until the case viewer shows its image (it lives in a shadow root)."""
+    page.wait_for_function(VIEWER_READY)
+
+
 def is_strip(page: Page) -> bool:
-    return page.locator(".st-key-slice").count() > 0
+    viewer_ready(page)
+    return page.locator(".rv-thumbs button").count() > 0
 
 
 def slice_number(page: Page) -> int:
-    return int(page.locator(".st-key-slice input[type=range]").input_value())
+    return int(page.evaluate("() => window.readerstudyViewer.state().slice"))
+
+
+def slice_label(page: Page) -> str:
+    return page.locator(".rv-label").inner_text()
 
 
 def step_slices(page: Page, steps: int) -> None:
     """Step with the Right arrow key (the viewer's shortcut), as a reader would."""
     start = slice_number(page)
     page.locator(PROGRESS).first.click()  # focus the page, not a text box
-    slider = page.locator(".st-key-slice input[type=range]")
     for n in range(1, steps + 1):
         page.keyboard.press("ArrowRight")
-        expect(slider).to_have_value(str(start + n))
+        expect(page.locator(".rv-label")).to_contain_text(f"{start + n}/")
 
 
 def choose_window(page: Page, label: str) -> None:
-    settled(page)
-    page.locator(".st-key-window button").filter(has_text=label).click()
-    expect(page.locator(".st-key-window button[aria-checked=true]")).to_have_text(label)
+    viewer_ready(page)
+    page.locator(".rv-presets button").filter(has_text=label).click()
+    expect(page.locator(".rv-presets button[aria-pressed=true]")).to_contain_text(label)

@@ -48,10 +48,17 @@ def test_demo_exam_answer_idk_reload_resume(
     study = get_study(session=session, slug=slug)
     assert study is not None
     invite = invite_reader(session=session, study=study, code="R-demo", group="demo")
-    # pick the seed that puts the chest radiograph first, so the screenshot shows a radiograph
+    # pick the seed that puts the chest radiograph first, so the screenshot shows a radiograph,
+    # and a diagnosis case second (the report-mode case has its own browser test)
     chest = session.exec(select(Case.id).where(Case.source_id == "chest-cr")).one()
+    report = session.exec(select(Case.id).where(Case.source_id == "head-ct-report")).one()
     practice, scored = _candidates(session, invite.reader)
-    seed = next(s for s in range(1000) if draw_order(practice, scored, s)[len(practice)] == chest)
+    seed = next(
+        s
+        for s in range(1000)
+        if draw_order(practice, scored, s)[len(practice)] == chest
+        and draw_order(practice, scored, s)[len(practice) + 1] != report
+    )
     ensure_order(session=session, reader=invite.reader, seed=seed)
     session.commit()
 
@@ -64,7 +71,7 @@ def test_demo_exam_answer_idk_reload_resume(
 
     total = int(page.locator("[data-testid=stProgress]").first.inner_text().split(" of ")[1])
     expect_case(page, 1, total)
-    image = page.locator("[data-testid=stImage] img").first
+    image = page.locator(".rv-img").first  # the case viewer's image (in its shadow root)
     expect(image).to_be_visible()
     # the image is decoded and real (hundreds of pixels wide), not a placeholder
     assert page.evaluate("(img) => img.complete && img.naturalWidth", image.element_handle()) > 200

@@ -5,7 +5,8 @@ answers a spot case and a strip case (one with "I don't know"), reloads and
 signs out mid-exam and resumes at the right case; a double-clicked submit
 makes one row; a revoked (or rotated) link is refused; a second reader gets a
 different order. The journey also records every websocket frame and the page
-HTML and searches them for answer keys, source file names and PHI.
+HTML and searches them for answer keys, reference regions and masks (grounding
+on), source file names and PHI.
 """
 
 from __future__ import annotations
@@ -44,6 +45,14 @@ from tests.e2e.exam_driver import (
     step_slices,
 )
 from tests.factories import make_reader, make_study
+from tests.support.grounding_truth import (
+    SPOT_REGION,
+    STRIP_REGION,
+    STRIP_REGIONS,
+    spot_mask,
+    study_case_ids,
+    truth_needles,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("exam_browser")]
 
@@ -144,14 +153,24 @@ def test_reader_journey_practice_spot_strip_reload_resume_and_no_leaks(
         source_ids=SOURCE_FILES,
         diagnoses=[PRACTICE_KEY, *SCORED_KEYS],
         reviewed_by="Dr. Alice Reviewer",
-        config={"consent": "Your answers are used for research.", "practice_count": 1},
+        config={
+            "consent": "Your answers are used for research.",
+            "practice_count": 1,
+            "grounding": True,
+            "grounding_required": False,  # this journey answers without a marker
+        },
+        # practice, strip, spot, strip, spot: ground truth on every scored case
+        reference_regions=[None, STRIP_REGION, SPOT_REGION, STRIP_REGIONS, None],
+        reference_masks=[None, None, None, None, spot_mask(256, 256)],
     )
+    assert study.id is not None
+    truth = truth_needles(db, study_case_ids(db, study.id))
     invite = make_reader(db, study, "R-journey")
     link = sign_in_link(exam_server.app.url, invite.token)
     frames = FrameLog(page)
 
     page.goto(link)
-    expect(page.get_by_text("used for research")).to_be_visible()
+    expect(page.get_by_text("used for research")).to_be_visible(timeout=30_000)  # a cold server
     accept_consent(page)
     fill_profile(page, trainee_year=3, years=3)
     expect_progress(page, "Practice 1 of 1")
@@ -171,7 +190,7 @@ def test_reader_journey_practice_spot_strip_reload_resume_and_no_leaks(
             kinds.append("strip")
             choose_window(page, "Mediastinum")
             step_slices(page, 3)
-            expect(page.locator(".st-key-viewer").get_by_text("4/16")).to_be_visible()
+            expect(page.locator(".rv-label")).to_contain_text("4/16")
             page.screenshot(path=str(artifact("exam-strip-case.png")))
             answer_idk(page)
         else:
@@ -179,12 +198,15 @@ def test_reader_journey_practice_spot_strip_reload_resume_and_no_leaks(
             answer(page, "Osteosarcoma", 3)
     answered = len(kinds)
 
-    # reload mid-exam: same case number, empty form
+    # reload mid-exam: same case number, the draft typed before the reload is back
     expect_case(page, answered + 1, 4)
     fill_answer(page, "typed but not submitted", 1)
     page.reload()
     expect_case(page, answered + 1, 4)
-    expect(page.locator(".st-key-diagnosis input")).to_have_value("")
+    expect(page.locator(".st-key-diagnosis input")).to_have_value("typed but not submitted")
+    assert len(_rows(db, db.exec(select(Reader).where(Reader.id == invite.reader.id)).one())) == (
+        answered + 1
+    )  # practice + the answered cases; the draft is not stored
     # sign out and come back with the same link: still the first unanswered case
     page.locator(".st-key-pause button").click()
     page.locator(".st-key-sign_out button").click()
@@ -206,7 +228,7 @@ def test_reader_journey_practice_spot_strip_reload_resume_and_no_leaks(
     assert all(r.shown_at and r.shown_at <= r.submitted_at for r in rows)
     assert sum(r.idk for r in rows) >= 1 and reader.group_name == "PGY3"
     assert frames.find(["Case 1 of 4", "Clinical history"])  # the search sees the payloads
-    leaks = frames.find([*SCORED_KEYS, *SOURCE_FILES, *PHI])
+    leaks = frames.find([*SCORED_KEYS, *truth, *SOURCE_FILES, *PHI])
     assert not leaks, f"served to the reader: {leaks}"
 
 

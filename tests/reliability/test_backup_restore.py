@@ -80,7 +80,7 @@ def test_backup_and_restore_round_trip(
     out = capsys.readouterr().out.strip().splitlines()
     assert out[-1] == str(dest.resolve())  # the backup file is the last line
     assert "4 responses" in out[0]
-    assert cli(["backup", str(dest)]) == 1  # never overwrites
+    assert cli(["backup", str(dest)]) == 2  # never overwrites
     assert "already exists" in capsys.readouterr().err
 
     # the study goes on after the backup
@@ -90,7 +90,7 @@ def test_backup_and_restore_round_trip(
     assert len(_answers(url)) == 5
 
     # a database holding data is not replaced without --force, and stays as it was
-    assert cli(["restore", str(dest)]) == 1
+    assert cli(["restore", str(dest)]) == 2
     assert "--force" in capsys.readouterr().err
     assert len(_answers(url)) == 5
 
@@ -165,7 +165,7 @@ def test_restore_refuses_files_that_are_not_a_matching_backup(
         sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
     with pytest.raises(BackupError, match="restore it into a database of the same kind"):
         restore_database(settings.database_url, other, force=True)
-    assert cli(["restore", str(tmp_path / "missing.sqlite3")]) == 1
+    assert cli(["restore", str(tmp_path / "missing.sqlite3")]) == 2
     assert "no backup file" in capsys.readouterr().err
 
 

@@ -86,6 +86,6 @@ def test_served_app_reconnects_after_a_postgres_crash_restart(
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert summary["complete"] and summary["committed"] == 12, err[-3000:]
+    assert summary["complete"] and summary["committed"] == 12, (json.dumps(summary), err[-3000:])
     assert summary["lost"] == 0 and summary["duplicated"] == 0, json.dumps(summary)
     assert summary["errors"] == 0 and proc.returncode == 0, summary

@@ -65,3 +65,5 @@ def test_cohen_edges() -> None:
     assert math.isnan(cohen_kappa([], []))
     with pytest.raises(ValueError):
         cohen_kappa(["c"], ["c", "w"])
+    # perfect disagreement with balanced labels: p_o = 0, p_e = 1/2 -> -1
+    assert cohen_kappa([1, 0, 1, 0], [0, 1, 0, 1]) == pytest.approx(-1.0)

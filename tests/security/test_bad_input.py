@@ -72,12 +72,19 @@ def test_hostile_diagnoses_are_stored_and_exported_exactly(
     for name, text in HOSTILE_TEXTS.items():
         stored = session.get(Response, ids[name])
         assert stored is not None and stored.diagnosis == text, name
-    # the export (tidy CSV) quotes them so that they read back byte for byte
-    assert cli(["export", "study", "--what", "responses", "--format", "csv"]) == 0
+    # --raw: the export (tidy CSV) quotes them so that they read back byte for byte
+    assert cli(["export", "study", "--what", "responses", "--format", "csv", "--raw"]) == 0
     out = capsys.readouterr().out
     frame = pd.read_csv(io.StringIO(out), keep_default_na=False, dtype=str)
     assert sorted(frame["diagnosis"]) == sorted(HOSTILE_TEXTS.values())
     assert len(frame) == len(HOSTILE_TEXTS)  # newlines inside a cell did not split rows
+    # by default (a CSV a person opens): formula-like text gets an apostrophe, nothing else
+    assert cli(["export", "study", "--what", "responses", "--format", "csv"]) == 0
+    frame = pd.read_csv(io.StringIO(capsys.readouterr().out), keep_default_na=False, dtype=str)
+    formula = ("=", "+", "-", "@", "\t", "\r")
+    expected = ["'" + t if t.startswith(formula) else t for t in HOSTILE_TEXTS.values()]
+    assert sorted(frame["diagnosis"]) == sorted(expected)
+    assert any(t.startswith("=") for t in HOSTILE_TEXTS.values())  # the case is covered
 
 
 @pytest.mark.parametrize("length", [MAX_DIAGNOSIS_CHARS + 1, 10_000])

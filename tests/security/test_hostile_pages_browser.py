@@ -24,12 +24,15 @@ from reader_app.exam.next_case import next_case
 from reader_app.exam.order import ensure_order
 from reader_app.exam.submit import submit_answer, validate_answer
 from reader_app.models import AnswerKey, Case, ModelRun, Response, Study
+from reader_app.ui.components.answer_form import EXAM_SCRIPT
 from reader_app.ui.components.safe_text import reveal_controls
 from reader_app.ui.navigation import ROLE_PAGES
 from tests.e2e.conftest import ServedApp, artifact, start_app, stop_app
 from tests.e2e.exam_driver import fill_answer, settled
 from tests.factories import make_reader, make_study
 from tests.security.hostile import INJECTED_SELECTORS
+
+OWN_SCRIPT = EXAM_SCRIPT.strip().removeprefix("<script>").removesuffix("</script>").strip()
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -122,6 +125,14 @@ def _assert_clean(page: Page, foreign: list[str], where: str) -> None:
     assert page.evaluate("window.__xss") is None, f"{where}: injected script ran"
     main = "[data-testid='stMain']"
     found = {s: page.locator(f"{main} {s}").count() for s in INJECTED_SELECTORS}
+    # the exam page's own script (answer_form.EXAM_SCRIPT) is the one inline script
+    # allowed, recognised by its exact text: anything else is injected
+    ours = page.evaluate(
+        """([main, text]) => [...document.querySelectorAll(main + ' script:not([src])')]
+            .filter((s) => s.textContent.trim() === text).length""",
+        [main, OWN_SCRIPT],
+    )
+    found["script:not([src])"] = found.get("script:not([src])", 0) - ours
     found = {s: n for s, n in found.items() if n}
     assert found == {}, f"{where}: injected elements {found}"
     for tag in ("b", "i"):  # the hostile <b>/<i> never become elements

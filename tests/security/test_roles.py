@@ -15,10 +15,10 @@ from reader_app.exam.next_case import CaseView, ImageView, next_case
 from reader_app.exam.order import ensure_order
 from reader_app.exam.submit import submit_answer, validate_answer
 from reader_app.grading.adjudication import adjudicator_agreement, change_verdict, decide
-from reader_app.grading.judging import run_judges
 from reader_app.grading.key_admin import key_history, list_key
 from reader_app.grading.queue import adjudication_queue
 from reader_app.grading.rubric import record_rubric_grade, rubric_queue
+from reader_app.grading.run_judges import run_judges
 from reader_app.models import AnswerKey, Case, Reader, Response
 from reader_app.settings import Settings
 from tests.factories import make_reader, make_study

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tomllib
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from reader_app.commands.serve import streamlit_argv
-from tests.e2e.conftest import start_app, stop_app
+from tests.e2e.conftest import free_port, start_app, stop_app, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / ".streamlit" / "config.toml"
@@ -42,10 +46,82 @@ def test_default_bind_is_loopback_and_no_secret_is_configured_here() -> None:
     assert "[auth" not in CONFIG.read_text()
 
 
-def test_serve_does_not_override_the_protections() -> None:
-    argv = " ".join(streamlit_argv(8501, "127.0.0.1"))
-    for flag in ("enableXsrfProtection", "enableCORS", "showErrorDetails", "cookieSecret"):
-        assert flag not in argv
+def test_serve_passes_the_protections_itself() -> None:
+    """Streamlit reads .streamlit/config.toml only from the current folder: serve passes
+    the same safe values on the command line, so they hold wherever it is started."""
+    argv = streamlit_argv(8501, "127.0.0.1")
+    flags = {argv[i][2:]: argv[i + 1] for i in range(len(argv) - 1) if argv[i].startswith("--")}
+    config = _config()
+    assert flags["server.enableXsrfProtection"] == "true"
+    assert flags["client.showErrorDetails"] == str(config["client"]["showErrorDetails"])
+    assert flags["client.toolbarMode"] == config["client"]["toolbarMode"] == "viewer"
+    assert flags["browser.gatherUsageStats"] == "false"
+    assert "cookieSecret" not in " ".join(argv)
+
+
+def test_serve_flags_and_config_toml_say_the_same() -> None:
+    """Every setting in .streamlit/config.toml is passed by serve with the same value
+    (the address and port are serve's own options), so the app looks and behaves
+    the same wherever it is started: the dark reading-room theme included."""
+    argv = streamlit_argv(8501, "127.0.0.1", max_upload_mb=500)
+    flags = {argv[i][2:]: argv[i + 1] for i in range(len(argv) - 1) if argv[i].startswith("--")}
+
+    def text(value: object) -> str:
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    for section, values in _config().items():
+        for key, value in values.items():
+            name = f"{section}.{key}"
+            if name == "server.address":
+                continue  # serve's own --address option
+            assert flags.get(name) == text(value), name
+
+
+@pytest.mark.browser
+def test_served_from_another_folder_keeps_the_settings(
+    sqlite_url: str, tmp_path: Path, browser: Any
+) -> None:
+    """Started outside the checkout: XSRF refuses a forged upload, no Deploy button or
+    developer menu items, and an error box shows no traceback."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMLIT_")}
+    env.update(READERSTUDY_DATABASE_URL=sqlite_url, READERSTUDY_DATA_DIR=str(tmp_path / "d"))
+    env["PYTHONPATH"] = str(ROOT)
+    port = free_port()
+    log = tmp_path / "app.log"
+    with log.open("ab") as fh:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "reader_app.cli", "serve", "--port", str(port)],
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            cwd=elsewhere,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, proc, log)
+        request = urllib.request.Request(
+            f"{url}/_stcore/upload_file/session/file", data=b"forged", method="PUT"
+        )
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(request, timeout=10)
+        assert err.value.code == 403
+        context = browser.new_context(viewport={"width": 1440, "height": 900})
+        page = context.new_page()
+        page.goto(f"{url}/?token=not-a-valid-token")
+        expect(page.get_by_text("This sign-in link is not valid")).to_be_visible(timeout=30_000)
+        assert page.locator("[data-testid=stAppDeployButton]").count() == 0
+        menu = page.locator("[data-testid=stMainMenu]")
+        if menu.count():
+            menu.click()
+            expect(page.locator("[data-testid=stMainMenuPopover]")).to_be_visible()
+            assert page.get_by_text("Clear cache").count() == 0
+            assert page.get_by_text("Developer options").count() == 0
+        context.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 @pytest.mark.slow

@@ -36,6 +36,8 @@ class Reply:
     delay_s: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
     raw_body: str | None = None  # sent as is, instead of a chat-completions object
+    drip_s: float = 0.0  # > 0: send the body one byte at a time, this far apart
+    model: str | None = None  # the model the reply claims (default: the one asked)
 
     @staticmethod
     def answer(diagnosis: str, likert: int | None = 3) -> Reply:
@@ -58,6 +60,43 @@ class Reply:
     def slow(delay_s: float, reply: Reply | None = None) -> Reply:
         base = reply or Reply.answer("Slow answer", 2)
         return Reply(base.content, base.status, delay_s, base.headers, base.raw_body)
+
+    # hostile behaviours (issue 15)
+    @staticmethod
+    def drip(every_s: float = 0.2) -> Reply:
+        """A valid answer sent one byte every ``every_s`` seconds: never a read timeout."""
+        return Reply(Reply.answer("Dripped answer", 2).content, drip_s=every_s)
+
+    @staticmethod
+    def braces(n: int = 500) -> Reply:
+        """Nested braces: main's parser took 15.7 s on n=500 and crashed on ``{{}}``."""
+        return Reply("{" * n + "}" * n)
+
+    @staticmethod
+    def deep_json(depth: int = 50_000) -> Reply:
+        return Reply('{"a":' * depth + "1" + "}" * depth)
+
+    @staticmethod
+    def huge_likert(digits: int = 5000) -> Reply:
+        return Reply('{"diagnosis": "Pneumothorax", "likert": ' + "9" * digits + "}")
+
+    @staticmethod
+    def nul(diagnosis: str = "Pneumo\x00thorax") -> Reply:
+        return Reply.answer(diagnosis, 3)
+
+    @staticmethod
+    def other_model(name: str = "someone-else", reply: Reply | None = None) -> Reply:
+        base = reply or Reply.answer("Pneumothorax", 3)
+        return Reply(base.content, model=name)
+
+    @staticmethod
+    def huge_body(n_bytes: int = 6 * 1024 * 1024) -> Reply:
+        return Reply(raw_body="x" * n_bytes)
+
+    @staticmethod
+    def deep_body(depth: int = 50_000) -> Reply:
+        """A 200 whose JSON body itself is 50,000 deep (not the content)."""
+        return Reply(raw_body="[" * depth + "]" * depth)
 
 
 @dataclass(frozen=True)
@@ -110,7 +149,7 @@ class OpenAIStub:
         self._stop = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
-        self._server.block_on_close = False  # type: ignore[attr-defined]
+        self._server.block_on_close = False
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -181,10 +220,13 @@ class OpenAIStub:
                 elif reply.status != 200:
                     payload = json.dumps({"error": {"message": f"status {reply.status}"}})
                 else:
-                    payload = json.dumps(completion(request.model, reply.content))
-                self._send(reply.status, payload, reply.headers)
+                    model = reply.model if reply.model is not None else request.model
+                    payload = json.dumps(completion(model, reply.content))
+                self._send(reply.status, payload, reply.headers, reply.drip_s)
 
-            def _send(self, status: int, payload: str, headers: dict[str, str]) -> None:
+            def _send(
+                self, status: int, payload: str, headers: dict[str, str], drip_s: float = 0.0
+            ) -> None:
                 data = payload.encode("utf-8")
                 try:
                     self.send_response(status)
@@ -193,7 +235,14 @@ class OpenAIStub:
                     for key, value in headers.items():
                         self.send_header(key, value)
                     self.end_headers()
-                    self.wfile.write(data)
+                    if drip_s <= 0:
+                        self.wfile.write(data)
+                        return
+                    for i in range(len(data)):
+                        self.wfile.write(data[i : i + 1])
+                        self.wfile.flush()
+                        if stub._stop.wait(drip_s):
+                            return
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test): nothing to do
 

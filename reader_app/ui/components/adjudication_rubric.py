@@ -10,7 +10,8 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from reader_app.grading.rubric import RUBRIC_MAX, RUBRIC_TIERS, RubricItem
+from reader_app.grading.rubric import RubricItem
+from reader_app.grading.rubric_grades import RUBRIC_MAX, RUBRIC_TIERS
 from reader_app.ui.components.adjudication_item import reveal_controls, show_images
 
 TIER_HELP = " · ".join(f"{name} {low}-{high}" for name, low, high in RUBRIC_TIERS)

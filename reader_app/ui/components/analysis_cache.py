@@ -1,4 +1,4 @@
-"""The analyst pages' shared glue: role gate, scoring controls, and cached scoring.
+"""The analyst pages' shared glue: scoring controls and cached scoring.
 
 Scoring with the bootstrap is the expensive step, so it is cached here (the
 UI layer) with ``st.cache_data``, keyed by the study data's fingerprint, the
@@ -22,7 +22,7 @@ from reader_app.analysis.data import NotScorable, StudyData, check_scorable, loa
 from reader_app.analysis.leaderboard import Leaderboard, build_leaderboard
 from reader_app.auth import AuthError
 from reader_app.ui.components.safe_text import escape_markdown
-from reader_app.ui.context import SignedIn, current_user, db_session, load_reader
+from reader_app.ui.context import SignedIn, db_session, load_reader
 from scoring import ScoringParams
 
 DEFAULTS: dict[str, Any] = {
@@ -33,15 +33,6 @@ DEFAULTS: dict[str, Any] = {
     "an_readers": True,
     "an_graded_only": False,
 }
-
-
-def staff_user(*roles: str) -> SignedIn:
-    """The signed-in user, or a refusal and a stop for any other role (URL typed by hand)."""
-    user = current_user()
-    if user.role not in roles:
-        st.error(f"This page is for the {' or '.join(roles)} role.")
-        st.stop()
-    return user
 
 
 def _keep(key: str) -> None:
@@ -153,9 +144,13 @@ def _key(params: ScoringParams) -> tuple[tuple[str, Any], ...]:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _leaderboard(
-    fingerprint: str, cases: tuple[str, ...], params: tuple[tuple[str, Any], ...], _frame: Any
+    fingerprint: str,
+    cases: tuple[str, ...],
+    params: tuple[tuple[str, Any], ...],
+    grounded: tuple[str, ...],
+    _frame: Any,
 ) -> Leaderboard:
-    return build_leaderboard(_frame, cases, _params(params))
+    return build_leaderboard(_frame, cases, _params(params), grounded)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -184,7 +179,9 @@ def _spinner_text(params: ScoringParams) -> str:
 
 def leaderboard(data: StudyData, cases: Sequence[str], params: ScoringParams) -> Leaderboard:
     with st.spinner(_spinner_text(params)):
-        return _leaderboard(data.fingerprint, tuple(cases), _key(params), data.frame)
+        return _leaderboard(
+            data.fingerprint, tuple(cases), _key(params), data.grounded_case_ids, data.frame
+        )
 
 
 def reader_groups(
@@ -199,10 +196,18 @@ def per_case(data: StudyData, cases: Sequence[str], params: ScoringParams) -> Ca
         return _case_matrix(data.fingerprint, tuple(cases), _key(params), data.frame)
 
 
+ROWS_IN_VIEW, ROW_PX = 30, 35  # st.dataframe draws 35 px rows
 NARROW = {"arm": 90, "N": 40, "readers": 64, "completion": 86}
 
 
 def metrics_table(frame: pd.DataFrame, *, key: str) -> None:
     """A leaderboard-style table: every cell as plain text (``TextColumn``), narrow id columns."""
     config = {c: st.column_config.TextColumn(c, width=NARROW.get(str(c))) for c in frame.columns}
-    st.dataframe(frame.astype(str), column_config=config, hide_index=True, key=key)
+    rows = min(len(frame), ROWS_IN_VIEW)  # room for 30 rows; the header stays on top
+    st.dataframe(
+        frame.astype(str),
+        column_config=config,
+        hide_index=True,
+        key=key,
+        height=(rows + 1) * ROW_PX + 3,
+    )

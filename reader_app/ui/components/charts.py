@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, cast
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
 from reader_app.charts import chart_png, chart_svg, spec_json
+from reader_app.charts.vl import SCHEMA_URL, Spec
+from reader_app.csv_safe import spreadsheet_csv
 
 
 def _slug(name: str) -> str:
@@ -27,7 +27,7 @@ def _lazy(make: Callable[[str], bytes | str], spec: str) -> Callable[[], bytes |
 
 
 def chart_panel(
-    chart: alt.TopLevelMixin,
+    chart: Spec,
     data: pd.DataFrame,
     *,
     name: str,
@@ -39,7 +39,9 @@ def chart_panel(
     stem = file_stem or _slug(name)
     spec = spec_json(chart)
     with st.container(key=key):
-        st.altair_chart(cast(Any, chart), width="content", theme=None, key=f"{key}_chart")
+        # the spec as st.altair_chart sent it (Altair's schema URL, no theme)
+        shown = {"$schema": SCHEMA_URL, **chart}
+        st.vega_lite_chart(shown, width="content", theme=None, key=f"{key}_chart")
         png, svg, csv = st.columns([1, 1, 1], gap="small", width=420)
         png.download_button(
             "PNG",
@@ -61,7 +63,7 @@ def chart_panel(
         )
         csv.download_button(
             "CSV",
-            data=data.to_csv(index=False),
+            data=spreadsheet_csv(data),
             file_name=f"{stem}.csv",
             mime="text/csv",
             key=f"{key}_csv",

@@ -1,37 +1,38 @@
-"""A spot case: one large image, window presets, a full-resolution view.
+"""The images a case's viewer shows: served as the stored PNG bytes, described in words.
 
-Keyed widgets: ``window`` (preset), ``image`` (which image, if several), ``enlarge``.
+:func:`image_url` registers the stored PNG with Streamlit's media file manager,
+exactly as ``st.image(bytes, output_format="PNG")`` does, and returns its URL:
+the browser gets the stored bytes, never re-encoded, and the URL (a hash of the
+bytes) is the one ``st.image`` would give, so :func:`prefetch_images` (an
+invisible ``st.image`` of the next case's first images) warms the browser's
+cache for the viewer.
 
-Images are passed to ``st.image`` as the stored PNG bytes with
-``output_format="PNG"``: ingest stores them at most 1460 px wide, so Streamlit
-serves them byte for byte, never re-encoded per rerun.
-
-:func:`prefetch_images` puts the images a case's viewer will show first on the
-page, invisible, so the browser has fetched and decoded them before that case
-is drawn: Streamlit names an image by a hash of its bytes, so the viewer's
-``<img>`` then has the same URL and the browser takes it, decoded, from its
-memory cache. "Invisible" is the CSS in ``case_viewer``: painted (an image that
-is not painted is not decoded), but behind the page and 0.3 % opaque.
+"Invisible" is the CSS in ``case_viewer``: painted (an image that is not painted
+is not decoded), but behind the page and 0.3 % opaque.
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
 
 import streamlit as st
+from streamlit import config as st_config
+from streamlit import runtime
 
 from reader_app.exam.next_case import CaseView, ImageView
-from reader_app.exam.windows import default_window, group_by_window, window_label
+from reader_app.exam.windows import default_window, group_by_window
 from reader_app.ui.context import asset_bytes
+
+MEDIA_COORDINATES = "readerstudy.viewer.{sha256}"  # one per image: none replaces another
 
 
 def reset_viewer(case: CaseView, preferred_windows: Sequence[str]) -> None:
-    """Start a new case on its default window, first image and first slice."""
+    """Start a new case on its default window (the viewer itself starts at slice 1, fit)."""
     names = list(group_by_window(case.reader_images))
-    st.session_state["window"] = default_window(names, preferred_windows)
-    st.session_state["image"] = 0
-    st.session_state["slice"] = st.session_state["_slice_shown"] = 1
-    st.session_state["_windows_seen"] = set()
+    first = default_window(names, preferred_windows)
+    st.session_state["window"] = first
+    st.session_state["_windows_seen"] = {first}
     st.session_state["_enlarged"] = False
 
 
@@ -54,73 +55,26 @@ def prefetch_images(case: CaseView, preferred_windows: Sequence[str]) -> None:
             st.image([asset_bytes(img.sha256) for img in images], output_format="PNG")
 
 
-def show_image(img: ImageView, *, caption: str | None = None) -> None:
-    st.image(
-        asset_bytes(img.sha256),
-        caption=caption if caption is not None else (img.label or None),
-        width="stretch",
-        output_format="PNG",
+def image_url(sha256: str) -> str:
+    """Where the browser fetches the stored PNG ``sha256``, byte for byte."""
+    data = asset_bytes(sha256)
+    if not runtime.exists():  # bare mode (no server): inline the very bytes
+        return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+    url = runtime.get_instance().media_file_mgr.add(
+        data, "image/png", MEDIA_COORDINATES.format(sha256=sha256)
     )
+    base = str(st_config.get_option("server.baseUrlPath") or "").strip("/")
+    return f"/{base}{url}" if base and url.startswith("/") else url
 
 
-def window_picker(names: list[str]) -> str:
-    """Preset buttons when the case has more than one window; returns the chosen one."""
-    if st.session_state.get("window") not in names:
-        st.session_state["window"] = names[0]
-    if len(names) > 1:
-        st.segmented_control(
-            "Window",
-            options=names,
-            format_func=window_label,
-            key="window",
-            required=True,
-            label_visibility="collapsed",
-        )
-    chosen = str(st.session_state["window"])
-    st.session_state.setdefault("_windows_seen", set()).add(chosen)
-    return chosen
+def modality_words(case: CaseView) -> str:
+    """The alt text's start: what kind of picture this is, with nothing from the source."""
+    if case.kind == "strip":
+        n = len(group_by_window(case.reader_images).get(_first_window(case), []))
+        return f"Case image: CT strip of {n} axial slices"
+    return "Case image"
 
 
-def enlarge_button(img: ImageView) -> None:
-    """Click to open the image at full resolution in a dialog."""
-    if st.button(
-        "Enlarge",
-        key="enlarge",
-        icon=":material/zoom_in:",
-        shortcut="F",
-    ):
-        enlarge_dialog(img)
-
-
-@st.dialog("Full resolution", width=1600)
-def enlarge_dialog(img: ImageView) -> None:
-    """The stored PNG itself (every pixel the case has), as large as the window allows."""
-    st.session_state["_enlarged"] = True
-    st.caption(
-        f"{img.label + ' · ' if img.label else ''}{img.width} × {img.height} px · Esc closes"
-    )
-    with st.container(key="enlarged"):
-        st.image(asset_bytes(img.sha256), width="stretch", output_format="PNG")
-
-
-@st.fragment
-def spot_viewer(case: CaseView) -> None:
-    """One large image; presets and an image chooser only when the case has them."""
+def _first_window(case: CaseView) -> str:
     groups = group_by_window(case.reader_images)
-    with st.container(key="viewer"):
-        tools, zoom = st.columns([5, 1], vertical_alignment="center")
-        with tools:
-            images = groups[window_picker(list(groups))]
-            if len(images) > 1:
-                st.segmented_control(
-                    "Image",
-                    options=list(range(len(images))),
-                    format_func=lambda i: f"Image {i + 1}",
-                    key="image",
-                    required=True,
-                    label_visibility="collapsed",
-                )
-        img = images[min(int(st.session_state.get("image") or 0), len(images) - 1)]
-        with zoom:
-            enlarge_button(img)
-        show_image(img)
+    return next(iter(groups), "")

@@ -18,9 +18,9 @@ right-to-left text). Every page and dashboard shows them through these helpers:
 - ``html_text``: for ``st.html`` (HTML only, no markdown) or HTML a component
   builds itself. Never pass user text, escaped or not, to
   ``st.markdown(..., unsafe_allow_html=True)``: markdown would still apply.
-- ``spreadsheet_safe``: for exports meant to be opened in a spreadsheet, which
-  would run a cell starting with ``=``, ``+``, ``-`` or ``@`` as a formula. The
-  analysis CSV keeps exact text; only spreadsheet-bound exports use this.
+- ``spreadsheet_safe`` (from ``reader_app.csv_safe``): every CSV a person opens
+  goes through it, so a cell starting with ``=``, ``+``, ``-``, ``@``, tab or
+  CR cannot run as a formula; ``readerstudy export --raw`` and Parquet are exact.
 - ``reveal_controls``: shows bidirectional-override and other invisible
   characters as ``<U+202E>``, so an adjudicator sees what was typed, not a
   mirrored rendering of it.
@@ -38,6 +38,8 @@ from collections.abc import Iterable
 import pandas as pd
 import streamlit as st
 
+from reader_app.csv_safe import spreadsheet_safe as spreadsheet_safe  # the CSV rules live there
+
 EMPTY = "—"
 WORD_JOINER = "\u2060"
 
@@ -46,7 +48,6 @@ WORD_JOINER = "\u2060"
 _MARKDOWN_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")
 # a word joiner before these stops GFM autolinks (scheme://, www., user@host)
 _LINK_TRIGGER = re.compile(r"([.:@])")
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 # bidi embeddings/overrides/isolates, marks, zero-width characters, BOM
 _INVISIBLE = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
@@ -67,13 +68,6 @@ def html_text(text: str | None) -> str:
     if text is None:
         return EMPTY
     return f'<bdi style="white-space: pre-wrap">{html.escape(text, quote=True)}</bdi>'
-
-
-def spreadsheet_safe(text: str | None) -> str | None:
-    """Prefix a leading formula character with an apostrophe (OWASP CSV injection)."""
-    if text and text.startswith(_FORMULA_START):
-        return "'" + text
-    return text
 
 
 def reveal_controls(text: str | None) -> str | None:
@@ -108,6 +102,8 @@ def show_table(frame: pd.DataFrame, *, key: str | None = None, reveal: bool = Fa
     """``st.dataframe`` with every text column configured as plain text."""
     shown = frame.copy()
     columns = text_columns(shown)
+    for c in columns:  # a missing text value is an empty cell, never the word "None"
+        shown[c] = shown[c].map(lambda v: "" if v is None or v is pd.NA else v)
     if reveal:
         for c in columns:
             shown[c] = shown[c].map(lambda v: reveal_controls(v) if isinstance(v, str) else v)

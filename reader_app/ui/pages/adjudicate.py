@@ -11,10 +11,11 @@ import streamlit as st
 from reader_app.auth import AuthError
 from reader_app.grading.adjudication import GradingError, adjudicator_agreement, decide
 from reader_app.grading.config import GradingConfigError, grading_config
-from reader_app.grading.judging import run_judges
 from reader_app.grading.key import AnswerKeyError
 from reader_app.grading.queue import adjudication_queue
-from reader_app.grading.rubric import RubricError, record_rubric_grade, rubric_queue
+from reader_app.grading.rubric import record_rubric_grade, rubric_queue
+from reader_app.grading.rubric_grades import RubricError
+from reader_app.grading.run_judges import run_judges
 from reader_app.ui.components.adjudication_agreement import agreement_panel
 from reader_app.ui.components.adjudication_item import (
     NOTE_KEY,
@@ -30,14 +31,12 @@ from reader_app.ui.components.adjudication_rubric import (
     rubric_panel,
     skipped_reports,
 )
+from reader_app.ui.components.flash import flash, show_flash
 from reader_app.ui.context import current_user, db_session, load_reader
 
 user = current_user()
 state = st.session_state
-
-
-def _flash(kind: str, message: str) -> None:
-    state["_adj_flash"] = (kind, message)
+PAGE = "adjudicate"  # its flash messages
 
 
 def _decide(correct: bool, add_synonym: bool) -> None:
@@ -56,14 +55,14 @@ def _decide(correct: bool, add_synonym: bool) -> None:
                 add_synonym=add_synonym,
             )
         except (GradingError, AuthError, AnswerKeyError) as exc:
-            _flash("error", str(exc))
+            flash(PAGE, "error", str(exc))
             return
     state.pop("_adj_item", None)
     clear_note()
     if result.final:
-        _flash("success", "Saved: " + ("correct." if result.correct else "incorrect."))
+        flash(PAGE, "success", "Saved: " + ("correct." if result.correct else "incorrect."))
     else:
-        _flash("success", "Saved. A second adjudicator grades this answer independently.")
+        flash(PAGE, "success", "Saved. A second adjudicator grades this answer independently.")
 
 
 def _save_rubric() -> None:
@@ -71,7 +70,7 @@ def _save_rubric() -> None:
     if not item_id:
         return
     if score is None:
-        _flash("error", "Enter a grade from 0 to 40.")
+        flash(PAGE, "error", "Enter a grade from 0 to 40.")
         return
     with db_session() as session:
         adjudicator, _ = load_reader(session, user)
@@ -84,11 +83,11 @@ def _save_rubric() -> None:
                 note=state.get("rubric_note"),
             )
         except (RubricError, AuthError) as exc:
-            _flash("error", str(exc))
+            flash(PAGE, "error", str(exc))
             return
     state.pop("_rubric_item", None)
     clear_rubric_form()
-    _flash("success", f"Saved: {int(score)} / 40.")
+    flash(PAGE, "success", f"Saved: {int(score)} / 40.")
 
 
 def _ask_judges() -> None:
@@ -97,9 +96,10 @@ def _ask_judges() -> None:
         try:
             report = run_judges(session=session, actor=adjudicator)
         except (GradingConfigError, AuthError) as exc:
-            _flash("error", str(exc))
+            flash(PAGE, "error", str(exc))
             return
-    _flash(
+    flash(
+        PAGE,
         "success",
         f"Judges asked about {report.asked} answers: {report.locked} agreed and were graded, "
         f"{report.disagreements} split and {report.errors} failed (those stay in your queue).",
@@ -123,8 +123,7 @@ with db_session() as session:
     agreement = adjudicator_agreement(session=session, actor=adjudicator) if config.double else None
 
 st.title("Adjudication")
-if flash := state.pop("_adj_flash", None):
-    (st.error if flash[0] == "error" else st.success)(flash[1])
+show_flash(PAGE)
 top_left, top_right = st.columns([3, 2])
 with top_left:
     if config.rubric_enabled:

@@ -1,7 +1,11 @@
 """The analyst's leaderboard: human pool, group pools, readers, model runs; model minus pool.
 
+Two tabs: Diagnosis (RadLE metrics) and Reports (the Bench 2 rubric, 0-40).
+
 Numbers come from reader_app.analysis.leaderboard (scoring.score_responses,
-as `readerstudy score`), cached by data fingerprint in the UI layer.
+as `readerstudy score`), cached by data fingerprint in the UI layer. The page
+is a list of sections (functions of the board); a tab bar can hold them, with
+more tabs beside them, without changing any section.
 """
 
 from __future__ import annotations
@@ -9,18 +13,84 @@ from __future__ import annotations
 import streamlit as st
 
 from reader_app.analysis.chart_data import metric_bars
-from reader_app.analysis.leaderboard import display_differences, display_table
+from reader_app.analysis.data import StudyData
+from reader_app.analysis.leaderboard import Leaderboard, display_differences
+from reader_app.analysis.leaderboard_view import SORTS, leaderboard_html
 from reader_app.charts import metric_bars_chart
+from reader_app.csv_safe import spreadsheet_csv
 from reader_app.ui.components.analysis_cache import (
+    Controls,
     case_set,
     leaderboard,
     load_data,
     metrics_table,
     scoring_controls,
-    staff_user,
 )
 from reader_app.ui.components.charts import chart_panel
+from reader_app.ui.components.reports_panel import load_reports, reports_panel
 from reader_app.ui.components.safe_text import escape_markdown
+from reader_app.ui.context import staff_user
+
+
+def metrics_section(data: StudyData, board: Leaderboard, controls: Controls) -> None:
+    st.subheader("RadLE metrics, 95% bootstrap CIs")
+    st.caption(
+        "RadLE-C confidence-weighted index (0-2000) · A accuracy · R reliability at Likert ≥ "
+        f"{controls.params.tau_high} (n/a: nothing answered that high) · S safety (0-100) · "
+        "H handover readiness (0-100). Each cell: the value, and below it the 95% paired "
+        "case-bootstrap CI. Left edge: dark navy the human pool, blue its group pools and "
+        "the readers, orange the model runs."
+        + (
+            f" G grounding rate · GA grounded accuracy · U ungrounded correct share, over the "
+            f"{len(board.grounded_case_ids)} case(s) with a reference region (group pools: n/a)."
+            if board.has_grounding
+            else ""
+        )
+    )
+    by = st.selectbox(
+        "Sort by", list(SORTS), format_func=lambda k: SORTS[str(k)], key="lb_sort", width=260
+    )
+    with st.container(key="lb_table"):
+        st.html(leaderboard_html(board, readers=controls.readers, by=str(by or "radle_c")))
+    st.download_button(
+        "Leaderboard CSV (numbers, CIs, parameters)",
+        data=spreadsheet_csv(
+            board.arms(readers=controls.readers).assign(
+                **{f"param_{k}": v for k, v in controls.params.to_dict().items()}
+            )
+        ),
+        file_name=f"{data.slug}-leaderboard.csv",
+        mime="text/csv",
+        key="lb_csv",
+        on_click="ignore",
+    )
+
+
+def differences_section(data: StudyData, board: Leaderboard, controls: Controls) -> None:
+    st.subheader("Model minus human pool")
+    if board.differences.empty:
+        st.info(
+            "No model run to compare yet."
+            if not data.responders("model")
+            else "Set the bootstrap replicates above 0 for differences, CIs and p-values."
+        )
+        return
+    st.caption(
+        "Difference [95% paired bootstrap CI]; p from the paired sign-flip permutation test on "
+        "per-case points (the RadLE-C difference)."
+    )
+    metrics_table(display_differences(board), key="lb_diff")
+
+
+def radle_c_section(data: StudyData, board: Leaderboard, controls: Controls) -> None:
+    st.subheader("RadLE-C")
+    bars = metric_bars(board, "radle_c", readers=controls.readers)
+    chart_panel(
+        metric_bars_chart(bars), bars, name="RadLE-C", key="lb_c", file_stem=f"{data.slug}-radle-c"
+    )
+
+
+SECTIONS = (metrics_section, differences_section, radle_c_section)
 
 user = staff_user("analyst")
 controls = scoring_controls()
@@ -32,48 +102,16 @@ st.caption(
     f"{len(data.responders('model'))} model run(s) · scoring spec "
     f"{controls.params.to_dict()['scoring_spec_version']}"
 )
-cases = case_set(data, controls)
-if cases is None:
-    st.stop()
-assert cases is not None
-board = leaderboard(data, cases, controls.params)
-for note in board.notes:
-    st.info(escape_markdown(note))
-
-st.subheader("RadLE metrics, 95% bootstrap CIs")
-st.caption(
-    "RadLE-C confidence-weighted index (0-2000) · A accuracy · R reliability at Likert ≥ "
-    f"{controls.params.tau_high} (n/a: nothing answered that high) · S safety (0-100) · "
-    "H handover readiness (0-100). Each cell: value [95% paired case-bootstrap CI]."
-)
-metrics_table(display_table(board, readers=controls.readers), key="lb_table")
-st.download_button(
-    "Leaderboard CSV (numbers, CIs, parameters)",
-    data=board.arms(readers=controls.readers)
-    .assign(**{f"param_{k}": v for k, v in controls.params.to_dict().items()})
-    .to_csv(index=False),
-    file_name=f"{data.slug}-leaderboard.csv",
-    mime="text/csv",
-    key="lb_csv",
-    on_click="ignore",
-)
-
-st.subheader("Model minus human pool")
-if board.differences.empty:
-    st.info(
-        "No model run to compare yet."
-        if not data.responders("model")
-        else "Set the bootstrap replicates above 0 for differences, CIs and p-values."
-    )
-else:
-    st.caption(
-        "Difference [95% paired bootstrap CI]; p from the paired sign-flip permutation test on "
-        "per-case points (the RadLE-C difference)."
-    )
-    metrics_table(display_differences(board), key="lb_diff")
-
-st.subheader("RadLE-C")
-bars = metric_bars(board, "radle_c", readers=controls.readers)
-chart_panel(
-    metric_bars_chart(bars), bars, name="RadLE-C", key="lb_c", file_stem=f"{data.slug}-radle-c"
-)
+diagnosis_tab, reports_tab = st.tabs(["Diagnosis", "Reports"])
+with reports_tab:
+    reports_panel(load_reports(user, controls.params), slug=data.slug)
+with diagnosis_tab:
+    cases = case_set(data, controls)
+    if cases is None:
+        st.stop()
+    assert cases is not None
+    board = leaderboard(data, cases, controls.params)
+    for note in board.notes:
+        st.info(escape_markdown(note))
+    for section in SECTIONS:
+        section(data, board, controls)

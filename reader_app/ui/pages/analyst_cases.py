@@ -1,23 +1,34 @@
 """The per-case matrix: which cases humans get and models miss, and the reverse.
 
-Difficulty comes from the human pool (reader_app.analysis.case_matrix).
+Difficulty comes from the human pool (reader_app.analysis.case_matrix). At 200
+cases the matrix is shown a page at a time (hardest first, equal difficulty in
+numeric case-id order), with a filter for the cases where the pool and a model
+disagree; every cell names its case and responder on hover. Below it, for a
+study with reference regions or located answers: where each responder looked
+on a case (reader_app.analysis.case_grounding), drawn on the image.
 """
 
 from __future__ import annotations
 
+import math
+
+import pandas as pd
 import streamlit as st
 
-from reader_app.analysis.case_matrix import SPLITS
+from reader_app.analysis.case_grounding import analyst_case_grounding, thumbnails
+from reader_app.analysis.case_matrix import FILTERS, SPLITS
 from reader_app.charts import case_matrix_chart
 from reader_app.ui.components.analysis_cache import (
     case_set,
     load_data,
     per_case,
     scoring_controls,
-    staff_user,
 )
 from reader_app.ui.components.charts import chart_panel
-from reader_app.ui.components.safe_text import show_table
+from reader_app.ui.components.safe_text import escape_markdown, show_table
+from reader_app.ui.context import asset_bytes, db_session, load_reader, staff_user
+
+PAGE_SIZES = (50, 100, 200)
 
 user = staff_user("analyst")
 controls = scoring_controls()
@@ -32,23 +43,52 @@ matrix = per_case(data, cases, controls.params)
 st.caption(
     "Difficulty = 1 − the share of pooled readers who got the case right. Humans “get” a "
     "case when at least half the pooled readers are right; models, when at least half the "
-    "model runs are."
+    "model runs are. A model disagrees with the pool when it is right where the pool's "
+    "majority is wrong, or the reverse."
 )
-cells = matrix.cells
+show, model_col, size, number = st.columns([3, 2, 1, 1])
+which = str(
+    show.selectbox("Show", list(FILTERS), format_func=lambda k: FILTERS[str(k)], key="pc_filter")
+    or "all"
+)
+model = None
+if which == "disagree":
+    runs = data.responders("model")
+    picked = model_col.selectbox(
+        "Model run", ["any model run", *runs], key="pc_model", help="whose answers to compare"
+    )
+    model = None if picked in (None, "any model run") else str(picked)
+per_page = int(size.selectbox("Cases per page", PAGE_SIZES, key="pc_size") or PAGE_SIZES[0])
+chosen = matrix.chosen(which, model)
+pages = max(1, math.ceil(len(chosen) / per_page))
+if int(st.session_state.get("pc_page", 1)) > pages:  # a narrower filter has fewer pages
+    st.session_state["pc_page"] = pages
+at = int(number.number_input("Page", min_value=1, max_value=pages, step=1, key="pc_page"))
+at = min(at, pages)
+shown = chosen.iloc[(at - 1) * per_page : at * per_page]
+st.caption(
+    f"{len(chosen)} of {len(matrix.cases)} case(s) · page {at} of {pages}: cases "
+    f"{(at - 1) * per_page + 1 if len(shown) else 0}-{(at - 1) * per_page + len(shown)}"
+)
+cells = matrix.page(shown)
 if not controls.readers:
     cells = cells[cells["kind"] == "model"]
-chart_panel(
-    case_matrix_chart(cells, matrix.cases),
-    cells,
-    name="Per-case matrix",
-    key="pc_matrix",
-    file_stem=f"{data.slug}-per-case",
-)
+if shown.empty:
+    st.info("No case matches this filter.")
+else:
+    chart_panel(
+        case_matrix_chart(cells, shown),
+        cells,
+        name="Per-case matrix",
+        key="pc_matrix",
+        file_stem=f"{data.slug}-per-case" + ("" if which == "all" else f"-{which}"),
+    )
 
 counts = matrix.cases["split"].value_counts()
-cols = st.columns(4)
-for col, name in zip(cols, SPLITS[:4], strict=True):
+cols = st.columns(5)
+for col, name in zip(cols[:4], SPLITS[:4], strict=True):
     col.metric(name, int(counts.get(name, 0)))
+cols[4].metric("pool and a model disagree", int((matrix.cases["models_disagreeing"] > 0).sum()))
 if not data.responders("model"):
     st.info("No model runs yet: every case is listed as “no model runs”.")
 for name in SPLITS[:2]:
@@ -60,3 +100,58 @@ for name in SPLITS[:2]:
         show_table(rows.drop(columns=["split"]), key=f"pc_{SPLITS.index(name)}")
 st.subheader("All cases, hardest first")
 show_table(matrix.cases, key="pc_all")
+
+st.subheader("Where responders looked")
+with db_session() as session:
+    actor, _ = load_reader(session, user)
+    grounded, view = analyst_case_grounding(
+        session=session, actor=actor, source_id=st.session_state.get("pc_ground_case")
+    )
+if view is None:
+    st.info("No case has a reference region or a located answer yet.")
+else:
+    st.selectbox("Case", grounded, key="pc_ground_case", width=320)
+    region = "no reference region" if view.reference is None else "reference region in green"
+    tolerance = f", grown by {view.tolerance:g} px (light green)" if view.tolerance else ""
+    st.caption(
+        f"{region}{tolerance} · readers: blue discs · model runs: orange diamonds, hollow "
+        "when the run was sent no image (text only). The region is ground truth: analysts "
+        "and coordinators only."
+    )
+    shots = thumbnails(view, asset_bytes)
+    with st.container(key="pc_ground_images"):
+        for col, shot in zip(st.columns(min(len(shots), 3) or 1), shots, strict=False):
+            where = "image" if shot.slice_no is None else f"slice {shot.slice_no}"
+            # PNG as drawn: "auto" would make a JPEG and blur the one-pixel outlines
+            col.image(
+                shot.png, caption=f"{where} · {shot.n_markers} marker(s)", output_format="PNG"
+            )
+    elsewhere = sum(
+        1
+        for m in view.marks
+        if m.location is not None and m.location.slice not in {s.slice_no for s in shots}
+    )
+    if elsewhere:
+        st.caption(f"{elsewhere} marker(s) on other slices (not drawn).")
+    marks = pd.DataFrame(
+        [
+            {
+                "responder": m.responder,
+                "kind": "model (text only)" if m.text_only else m.kind,
+                "slice": None if m.location is None else m.location.slice,
+                "x": None if m.location is None else m.location.x,
+                "y": None if m.location is None else m.location.y,
+                "where": "no focal finding"
+                if m.no_focal_finding
+                else "—"
+                if m.location is None
+                else "point",
+                "hit": "" if m.hit is None else ("hit" if m.hit else "miss"),
+            }
+            for m in view.marks
+        ]
+    )
+    if marks.empty:
+        st.caption(f"Nobody has answered {escape_markdown(view.source_id)} yet.")
+    else:
+        show_table(marks, key="pc_ground_marks")

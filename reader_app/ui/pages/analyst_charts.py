@@ -1,4 +1,5 @@
-"""The analyst's figures: response profile, reliability, risk-coverage, reader groups.
+"""The analyst's figures: response profile, reliability, risk-coverage, reader groups,
+and, for a study with reference regions, accuracy against grounding rate.
 
 Each chart comes with PNG, SVG and the CSV behind it (ui/components/charts.py).
 """
@@ -7,9 +8,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from reader_app.analysis.chart_data import reliability, response_profile, risk_coverage
+from reader_app.analysis.chart_data import (
+    accuracy_grounding,
+    reliability,
+    response_profile,
+    risk_coverage,
+)
 from reader_app.analysis.leaderboard import LABELS, METRICS
+from reader_app.analysis.timing import time_per_case, timing_frame, with_timing
 from reader_app.charts import (
+    accuracy_grounding_chart,
     group_split_chart,
     reliability_chart,
     response_profile_chart,
@@ -21,9 +29,9 @@ from reader_app.ui.components.analysis_cache import (
     load_data,
     reader_groups,
     scoring_controls,
-    staff_user,
 )
 from reader_app.ui.components.charts import chart_panel
+from reader_app.ui.context import db_session, staff_user
 
 user = staff_user("analyst")
 controls = scoring_controls()
@@ -73,6 +81,24 @@ chart_panel(
     file_stem=f"{stem}-risk-coverage",
 )
 
+if board.has_grounding:
+    st.subheader("Accuracy against grounding")
+    st.caption(
+        f"Over the {len(board.grounded_case_ids)} case(s) with a reference region: how often "
+        "each responder's marker lies inside it (G) against how often it is right "
+        "(RadLE-A, every scored case), with 95% CIs both ways. Above the dashed diagonal, "
+        "right answers outrun looking in the right place. Humans in blue, model runs in "
+        "orange; a hollow diamond is a text-only run (sent no image)."
+    )
+    grounding = accuracy_grounding(board, readers=readers, text_only=data.text_only_runs)
+    chart_panel(
+        accuracy_grounding_chart(grounding),
+        grounding,
+        name="Accuracy against grounding",
+        key="ch_grounding",
+        file_stem=f"{stem}-accuracy-grounding",
+    )
+
 st.subheader("Reader groups")
 left, right = st.columns(2)
 merge = left.toggle("Pool training years as “trainees”", value=True, key="ch_merge")
@@ -90,4 +116,27 @@ else:
         name="Reader groups",
         key="ch_groups",
         file_stem=f"{stem}-groups-{metric}",
+    )
+
+st.subheader("Reading time")
+st.caption(
+    "Median active seconds per case (the case page visible; pauses and hidden tabs "
+    "excluded) for each reader, by group. The exports carry every response's time."
+)
+with db_session() as session:
+    timing = timing_frame(session=session, study_id=user.study_id)
+per_reader = time_per_case(with_timing(data.frame, timing))
+if per_reader.empty:
+    st.info("No timed answers yet.")
+else:
+    st.dataframe(
+        per_reader,
+        hide_index=True,
+        key="ch_time",
+        column_config={
+            "group": "Group",
+            "responder": "Reader",
+            "cases": "Cases",
+            "median_s": st.column_config.NumberColumn("Median s per case", format="%.1f"),
+        },
     )

@@ -9,9 +9,9 @@ from __future__ import annotations
 import streamlit as st
 
 from reader_app.analysis.exports import FORMATS, MIME, ExportError, export_bytes, file_name
-from reader_app.ui.components.analysis_cache import scoring_controls, staff_user
+from reader_app.ui.components.analysis_cache import scoring_controls
 from reader_app.ui.components.safe_text import escape_markdown
-from reader_app.ui.context import db_session, load_reader
+from reader_app.ui.context import db_session, load_reader, staff_user
 from scoring import FrameError
 
 DESCRIPTIONS = {

@@ -10,19 +10,21 @@ import streamlit as st
 
 from reader_app.analysis.model_runs import import_model_file, list_runs
 from reader_app.auth import AuthError
-from reader_app.runs.import_writer import RunImportError
-from reader_app.ui.components.analysis_cache import staff_user
-from reader_app.ui.components.safe_text import escape_markdown, show_table
-from reader_app.ui.context import db_session, load_reader
+from reader_app.ui.components.flash import flash, show_flash
+from reader_app.ui.components.safe_text import show_table
+from reader_app.ui.context import db_session, load_reader, staff_user
 
 user = staff_user("analyst")
 state = st.session_state
+PAGE = "model_runs"  # its flash messages
 
 
 def _import() -> None:
+    from reader_app.runs.import_writer import RunImportError  # with the importers, on a click
+
     upload = state.get("runs_file")
     if upload is None:
-        state["_runs_flash"] = ("error", "Choose a file first.")
+        flash(PAGE, "error", "Choose a file first.")
         return
     with db_session() as session:
         actor, _ = load_reader(session, user)
@@ -36,10 +38,11 @@ def _import() -> None:
                 group=state.get("runs_group"),
             )
         except (RunImportError, AuthError, ValueError) as exc:
-            state["_runs_flash"] = ("error", f"Import refused, nothing stored: {exc}")
+            flash(PAGE, "error", f"Import refused, nothing stored: {exc}")
             return
     who = ", ".join([*summary.runs, *summary.readers])
-    state["_runs_flash"] = (
+    flash(
+        PAGE,
         "success",
         f"Imported {summary.format}: {who}; {summary.added} added, {summary.skipped} already "
         f"present. {graded}",
@@ -51,8 +54,7 @@ with db_session() as session:
     runs = list_runs(session=session, actor=analyst)
 
 st.title("Model runs")
-if flash := state.pop("_runs_flash", None):
-    (st.error if flash[0] == "error" else st.success)(escape_markdown(flash[1]))
+show_flash(PAGE)
 if runs.empty:
     st.info("No model runs yet: import a file below, or use `readerstudy run-model`.")
 else:

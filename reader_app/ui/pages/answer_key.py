@@ -14,14 +14,12 @@ import streamlit as st
 from reader_app.auth import AuthError
 from reader_app.grading.key import AnswerKeyError, KeyEntry, parse_key_csv, write_key_csv
 from reader_app.grading.key_admin import import_key, key_history, list_key, update_key
+from reader_app.ui.components.flash import flash, show_flash
 from reader_app.ui.context import current_user, db_session, load_reader
 
 user = current_user()
 state = st.session_state
-
-
-def _flash(kind: str, message: str) -> None:
-    state["_key_flash"] = (kind, message)
+PAGE = "answer_key"  # its flash messages
 
 
 def _save(case_id: int) -> None:
@@ -38,33 +36,34 @@ def _save(case_id: int) -> None:
                 reason=(state.get(f"key_reason_{case_id}") or "").strip() or None,
             )
         except (AnswerKeyError, AuthError) as exc:
-            _flash("error", str(exc))
+            flash(PAGE, "error", str(exc))
             return
     if not change.changed:
-        _flash("info", "Nothing changed.")
+        flash(PAGE, "info", "Nothing changed.")
     else:
         n = change.regrade.responses_affected if change.regrade else 0
-        _flash("success", f"Key saved; {n} answer(s) re-graded.")
+        flash(PAGE, "success", f"Key saved; {n} answer(s) re-graded.")
 
 
 def _apply_file() -> None:
     upload = state.get("key_upload")
     if upload is None:
-        _flash("error", "Choose a key CSV first.")
+        flash(PAGE, "error", "Choose a key CSV first.")
         return
     try:
         entries = parse_key_csv(upload.getvalue().decode("utf-8-sig"))
     except (AnswerKeyError, UnicodeDecodeError) as exc:
-        _flash("error", f"Key file refused: {exc}")
+        flash(PAGE, "error", f"Key file refused: {exc}")
         return
     with db_session() as session:
         coordinator, _ = load_reader(session, user)
         try:
             result = import_key(session=session, actor=coordinator, entries=entries)
         except (AnswerKeyError, AuthError) as exc:
-            _flash("error", f"Key file refused: {exc}")
+            flash(PAGE, "error", f"Key file refused: {exc}")
             return
-    _flash(
+    flash(
+        PAGE,
         "success",
         f"{result.changed} case(s) changed, {result.unchanged} unchanged, "
         f"{result.not_in_file} not in the file; {result.responses_affected} answer(s) re-graded.",
@@ -78,8 +77,7 @@ with db_session() as session:
     history = key_history(session=session, actor=coordinator, case_id=chosen) if chosen else []
 
 st.title("Answer key")
-if flash := state.pop("_key_flash", None):
-    {"error": st.error, "info": st.info}.get(flash[0], st.success)(flash[1])
+show_flash(PAGE)
 
 table = pd.DataFrame(
     {
@@ -88,6 +86,8 @@ table = pd.DataFrame(
         "synonyms": [" | ".join(r.synonyms) for r in rows],
     }
 )
+if any(r.reference for r in rows):  # grounding truth (stored-image pixels), set at import
+    table["reference region"] = [r.reference for r in rows]
 st.dataframe(
     table,
     hide_index=True,

@@ -10,12 +10,19 @@ from datetime import timedelta
 
 import streamlit as st
 
-from reader_app.analysis.coordinator import grading_progress, reader_progress
+from reader_app.analysis.coordinator import (
+    IMPORTED,
+    grading_progress,
+    progress_display,
+    reader_counts,
+    reader_progress,
+)
 from reader_app.auth import AuthError
+from reader_app.csv_safe import spreadsheet_csv
 from reader_app.study_admin import StudyStateError, allowed_states, set_study_state
-from reader_app.ui.components.analysis_cache import staff_user
-from reader_app.ui.components.safe_text import escape_markdown, show_table
-from reader_app.ui.context import db_session, load_reader
+from reader_app.ui.components.flash import flash, show_flash
+from reader_app.ui.components.safe_text import show_table
+from reader_app.ui.context import db_session, load_reader, staff_user
 
 STATE_LABELS = {"open": "Reopen", "locked": "Lock (pause)", "closed": "Close for good"}
 STATE_HELP = {
@@ -26,6 +33,7 @@ STATE_HELP = {
 
 user = staff_user("coordinator")
 state = st.session_state
+PAGE = "coordinator"  # its flash messages
 
 
 def _set_state(target: str) -> None:
@@ -34,9 +42,9 @@ def _set_state(target: str) -> None:
         try:
             set_study_state(session=session, actor=actor, state=target)
         except (StudyStateError, AuthError) as exc:
-            state["_co_flash"] = ("error", str(exc))
+            flash(PAGE, "error", str(exc))
             return
-    state["_co_flash"] = ("success", f"The study is now {target}.")
+    flash(PAGE, "success", f"The study is now {target}.")
 
 
 stall_hours = int(state.get("co_stall_hours", 48))
@@ -48,8 +56,7 @@ with db_session() as session:
     grading = grading_progress(session=session, actor=coordinator)
 
 st.title("Progress")
-if flash := state.pop("_co_flash", None):
-    (st.error if flash[0] == "error" else st.success)(escape_markdown(flash[1]))
+show_flash(PAGE)
 
 st.subheader(f"Study: {study.state}")
 st.caption(STATE_HELP.get(study.state, ""))
@@ -69,13 +76,18 @@ else:
     st.caption("A closed study stays closed, so the analysed data set cannot change.")
 
 st.subheader("Readers")
-counts = progress["status"].value_counts()
-metrics = st.columns(5)
-metrics[0].metric("Invited", len(progress))
-metrics[1].metric("Not started", int(counts.get("not started", 0)))
-metrics[2].metric("In progress", int(counts.get("in progress", 0)))
-metrics[3].metric("Finished", int(counts.get("finished", 0)))
-metrics[4].metric("Stalled", int(progress["stalled"].sum()))
+counts = reader_counts(progress)
+metrics = st.columns(6)
+metrics[0].metric("Invited", counts["invited"], help="readers with a sign-in link")
+metrics[1].metric(
+    "Imported, no sign-in",
+    counts["imported"],
+    help="readers whose answers came in a file (import-run); they cannot sign in",
+)
+metrics[2].metric("Not started", counts["not started"])
+metrics[3].metric("In progress", counts["in progress"])
+metrics[4].metric("Finished", counts["finished"])
+metrics[5].metric("Stalled", counts["stalled"])
 st.number_input(
     "Flag a reader as stalled after this many hours without activity",
     min_value=1,
@@ -86,23 +98,19 @@ st.number_input(
 if progress.empty:
     st.info("No reader is invited yet: invite readers on the Invites page.")
 else:
-    waiting = progress.loc[progress["status"] == "not started", "reader"].tolist()
+    waiting = progress.loc[
+        (progress["status"] == "not started") & (progress["invited"] != IMPORTED), "reader"
+    ].tolist()
     stalled = progress.loc[progress["stalled"], "reader"].tolist()
     with st.container(key="co_attention"):
         if waiting:
             st.text("Not started: " + ", ".join(waiting))
         if stalled:
             st.text(f"Stalled (no activity for {stall_hours} h): " + ", ".join(stalled))
-    shown = progress.copy()
-    shown["stalled"] = shown["stalled"].map({True: "⚠ stalled", False: ""})
-    shown["last_activity"] = [
-        "never" if t is None or t != t else f"{t:%Y-%m-%d %H:%M} UTC"
-        for t in shown["last_activity"]
-    ]
-    show_table(shown, key="co_readers")
+    show_table(progress_display(progress), key="co_readers")
     st.download_button(
         "Progress CSV",
-        data=progress.to_csv(index=False),
+        data=spreadsheet_csv(progress),
         file_name=f"{study.slug}-progress.csv",
         mime="text/csv",
         key="co_progress_csv",

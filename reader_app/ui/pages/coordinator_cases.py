@@ -10,9 +10,8 @@ import math
 import streamlit as st
 
 from reader_app.analysis.coordinator import case_bank, thumbnail
-from reader_app.ui.components.analysis_cache import staff_user
 from reader_app.ui.components.safe_text import escape_markdown
-from reader_app.ui.context import asset_bytes, db_session, load_reader
+from reader_app.ui.context import asset_bytes, db_session, load_reader, staff_user
 
 PER_PAGE = 24
 COLUMNS = 4

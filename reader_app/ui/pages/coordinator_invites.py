@@ -19,20 +19,22 @@ from reader_app.analysis.invites import (
     revoke,
 )
 from reader_app.auth import AuthError
+from reader_app.csv_safe import spreadsheet_csv
 from reader_app.models import ROLES
-from reader_app.ui.components.analysis_cache import staff_user
-from reader_app.ui.components.safe_text import escape_markdown, show_table, spreadsheet_safe
-from reader_app.ui.context import app_settings, db_session, load_reader
+from reader_app.ui.components.flash import flash, show_flash
+from reader_app.ui.components.safe_text import show_table
+from reader_app.ui.context import app_settings, db_session, load_reader, staff_user
 
 user = staff_user("coordinator")
 state = st.session_state
+PAGE = "invites"  # its flash messages
 
 
 def _invite() -> None:
     try:
         requests = parse_invite_lines(state.get("inv_lines") or "")
     except InviteError as exc:
-        state["_inv_flash"] = ("error", str(exc))
+        flash(PAGE, "error", str(exc))
         return
     with db_session() as session:
         actor, _ = load_reader(session, user)
@@ -45,11 +47,11 @@ def _invite() -> None:
                 base_url=app_settings().base_url,
             )
         except (InviteError, AuthError, ValueError) as exc:
-            state["_inv_flash"] = ("error", str(exc))
+            flash(PAGE, "error", str(exc))
             return
     state["_inv_links"] = [*state.get("_inv_links", []), *issued]
     state["inv_lines"] = ""
-    state["_inv_flash"] = ("success", f"{len(issued)} link(s) created. Download them now.")
+    flash(PAGE, "success", f"{len(issued)} link(s) created. Download them now.")
 
 
 def _revoke() -> None:
@@ -61,17 +63,14 @@ def _revoke() -> None:
         try:
             revoke(session=session, actor=actor, code=code)
         except (InviteError, AuthError) as exc:
-            state["_inv_flash"] = ("error", str(exc))
+            flash(PAGE, "error", str(exc))
             return
-    state["_inv_flash"] = ("success", "Access revoked.")
+    flash(PAGE, "success", "Access revoked.")
 
 
 def _spreadsheet_csv(frame: pd.DataFrame) -> str:
     """Links CSV for a spreadsheet (mail merge): formula-like cells are defused."""
-    safe = frame.copy()
-    for col in ("code", "group", "email"):
-        safe[col] = [spreadsheet_safe(v) if isinstance(v, str) else v for v in safe[col]]
-    return safe.to_csv(index=False)
+    return spreadsheet_csv(frame)
 
 
 with db_session() as session:
@@ -79,8 +78,7 @@ with db_session() as session:
     everyone = people(session=session, actor=coordinator)
 
 st.title("Invites")
-if flash := state.pop("_inv_flash", None):
-    (st.error if flash[0] == "error" else st.success)(escape_markdown(flash[1]))
+show_flash(PAGE)
 
 st.subheader("Create sign-in links")
 st.text_area(

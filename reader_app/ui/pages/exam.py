@@ -2,52 +2,69 @@
 
 Screens, in order of precedence: study closed or locked; paused; practice
 feedback; reviewing an earlier answer (only if the study allows revisions);
-finished; the current case. Every answer is committed in the submit button's
-callback, before the rerun that renders the next case.
+finished; the current case. Every answer is committed in the form's submit
+callback, before the run that draws the next case; the page then always moves
+on and says the answer was saved.
+
+The answer form is one ``st.form`` (components/answer_form.py): the browser
+sends every field with the submit, so what is stored is what was on screen,
+whatever the order of gestures. Each case gets a new drawing of the form, and
+its submit is bound to that case: an answer given the instant a case appears
+is stored for it, and a submit from a form drawn for a case already stored (a
+double click, a stale tab) is reported, never stored on the next case. When
+the database does not answer, the page keeps the case and the typed answer on
+screen with a message; Submit can simply be pressed again.
 
 Speed (docs/performance.md): the slot after the one just answered is the next
 case's lookup hint (``_from_slot``), so drawing case 200 reads what drawing case
-2 reads; the submit button sits outside the form's fragment, so a click costs
-one page run; and once the reader starts answering, the following case's first
-images are put on the page, invisible, for the browser to fetch ahead.
+2 reads; the following case's first images are put on the page, invisible and
+inert, for the browser to fetch ahead.
 """
 
 from __future__ import annotations
 
-import time
-
 import streamlit as st
+from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 
 from reader_app.auth import AuthError
 from reader_app.exam.config import ExamConfig, exam_config
+from reader_app.exam.location import location_answer
 from reader_app.exam.next_case import CaseView, case_at_slot, upcoming
 from reader_app.exam.order import OrderSummary, ensure_order, order_summary
 from reader_app.exam.practice import practice_feedback
 from reader_app.exam.progress import progress_at
 from reader_app.exam.revisions import StoredAnswer, revise_answer, stored_answer
 from reader_app.exam.submit import (
+    Answer,
     AnswerError,
+    SubmitResult,
     study_closed_message,
     submit_answer,
     validate_answer,
 )
+from reader_app.exam.timing import active_ms, mark_shown
+from reader_app.grounding import parse_location_json
 from reader_app.models import Reader, utcnow
+from reader_app.reports.answers import ReportAnswer, submit_report, validate_report
 from reader_app.ui.components.answer_form import (
+    FormValues,
     answer_fields,
+    answer_form_container,
     clear_form,
     fill_form,
-    form_is_stale,
-    form_touched,
-    idk_selected,
+    form_error,
+    install_exam_script,
+    location_fields,
     submit_button,
 )
-from reader_app.ui.components.case_viewer import show_case_images
+from reader_app.ui.components.case_viewer import show_case_images, viewer_interaction
 from reader_app.ui.components.exam_header import exam_header, is_paused
 from reader_app.ui.components.finish_panel import finish_panel, study_closed_panel
 from reader_app.ui.components.image_viewer import prefetch_images, reset_viewer
 from reader_app.ui.components.pause_screen import pause_screen
 from reader_app.ui.components.practice_feedback import practice_feedback_panel
+from reader_app.ui.components.report_answer import is_report_case, report_form
 from reader_app.ui.components.safe_text import show_text
 from reader_app.ui.context import (
     current_user,
@@ -59,7 +76,11 @@ from reader_app.ui.context import (
 
 ORDER_KEY = "_order"  # the reader's OrderSummary, read once per browser session
 FROM_SLOT_KEY = "_from_slot"  # the slot after the last one answered: the next case's hint
-DOUBLE_CLICK_S = 1.0  # an empty submit this soon after a stored one is a double click's echo
+CASE_COLUMNS = [7, 3]  # the image gets most of the width, the form sits beside it
+DB_DOWN = (
+    "The study's database is not answering right now, so your answer is not saved yet. "
+    "It is still here: press Submit again in a moment. It will be stored once."
+)
 
 user = current_user()
 state = st.session_state
@@ -78,10 +99,17 @@ def _order(session: Session, reader: Reader) -> OrderSummary:
 
 
 def _start_case(case: CaseView, config: ExamConfig) -> None:
+    """A case drawn for the first time in this browser session: fresh form and clocks."""
     state["_case"] = case
-    state["_shown_at"] = utcnow()
+    state["_shown_at"] = now = utcnow()
     state["_paused_s"] = 0.0
-    state["case_token"] = case.public_id
+    try:
+        with db_session() as session:
+            state["_first_shown_at"] = mark_shown(
+                session=session, reader_id=user.reader_id, case_public_id=case.public_id, at=now
+            )
+    except DBAPIError:
+        state["_first_shown_at"] = None  # submit_answer falls back to the stored row or shown_at
     reset_viewer(case, config.default_windows)
     clear_form()
 
@@ -94,64 +122,125 @@ def _meta() -> dict[str, object]:
     }
 
 
-def _submit() -> None:
-    """Submit button callback: store the answer, then let the rerun show the next case."""
-    case: CaseView | None = state.get("_case")
-    if case is None or form_is_stale(case.public_id):
-        clear_form()  # a click meant for a case already answered: drop it and its values
+def _case_label(case: CaseView) -> str:
+    return f"practice case {case.number}" if case.practice else f"case {case.number - _practice()}"
+
+
+def _checked(values: FormValues, case: CaseView | None) -> CaseView | None:
+    """The case this submit is for, or None (and a message) when it is not the current one."""
+    if case is None or values.case_token != case.public_id:
+        # the form was drawn for a case whose answer is already stored (double click,
+        # a stale tab): say so, and leave the current case's form empty
+        state["_notice"] = "That answer was already saved; your second submit changed nothing."
+        clear_form()
+        return None
+    return case
+
+
+def _store(
+    session: Session,
+    reader: Reader,
+    case: CaseView,
+    answer: Answer | ReportAnswer,
+    values: FormValues,
+    location_json: str | None,
+) -> SubmitResult:
+    """Commit the answer with what the page knows of the case: times, images, viewer use."""
+    context = {
+        "session": session,
+        "reader": reader,
+        "case_public_id": case.public_id,
+        "shown_at": state.get("_shown_at"),
+        "image_sha256": case.reader_sha256,
+        "meta": _meta(),
+        "interaction": viewer_interaction(case.public_id, values.interaction),
+        "active_ms": active_ms(
+            values.active_ms,
+            first_shown_at=state.get("_first_shown_at"),
+            shown_at=state.get("_shown_at"),
+            paused_s=float(state.get("_paused_s", 0.0)),
+        ),
+        "location_json": location_json,
+    }
+    if isinstance(answer, ReportAnswer):
+        return submit_report(answer=answer, **context)  # type: ignore[arg-type]
+    return submit_answer(answer=answer, **context)  # type: ignore[arg-type]
+
+
+def _location(values: FormValues, case: CaseView, idk: bool) -> str | None:
+    """The location step's answer (grounding studies): the marker or "no focal finding";
+    an "I don't know" answer carries none. Raises AnswerError for the form."""
+    config: ExamConfig | None = state.get("_config")
+    if config is None or not config.grounding or idk:
+        return None
+    return location_answer(
+        values.location,
+        case=case,
+        no_focal_finding=values.no_focal_finding,
+        required=config.grounding_required,
+    )
+
+
+def _submit(values: FormValues) -> None:
+    """The form's submit: store exactly what was on screen, then let the run move on."""
+    case = _checked(values, state.get("_case"))
+    if case is None:
         return
-    empty = not idk_selected() and not (state.get("diagnosis") or "").strip()
-    if empty and time.monotonic() - float(state.get("_submitted_at", 0.0)) < DOUBLE_CLICK_S:
-        return  # the second click of a double click, landing on the freshly shown case
+    report = is_report_case(case)
     try:
-        answer = validate_answer(state.get("diagnosis"), state.get("likert"), idk_selected())
+        answer: Answer | ReportAnswer = (
+            validate_report(values.findings, values.impression, values.likert, values.idk)
+            if report
+            else validate_answer(values.diagnosis, values.likert, values.idk)
+        )
+        location = _location(values, case, answer.idk)
     except AnswerError as exc:
-        state["_form_error"] = str(exc)
+        form_error(str(exc), exc.field)
         return
-    with db_session() as session:
-        reader = reader_for_callback(session, user)
-        if reader is None:
-            state["_form_error"] = "Your access has ended. Ask the study coordinator."
-            return
-        try:
-            result = submit_answer(
-                session=session,
-                reader=reader,
-                case_public_id=case.public_id,
-                answer=answer,
-                shown_at=state.get("_shown_at"),
-                image_sha256=case.reader_sha256,
-                meta=_meta(),
-            )
-        except (AnswerError, AuthError) as exc:
-            state["_form_error"] = str(exc)
-            return
+    try:
+        with db_session() as session:
+            reader = reader_for_callback(session, user)
+            if reader is None:
+                form_error("Your access has ended. Ask the study coordinator.")
+                return
+            result = _store(session, reader, case, answer, values, location)
+    except (AnswerError, AuthError) as exc:
+        form_error(str(exc))
+        return
+    except DBAPIError:
+        form_error(DB_DOWN)
+        return
     if result.duplicate:
-        state["_notice"] = "This case was already answered (in another tab?); that answer is kept."
+        state["_notice"] = (
+            f"Your answer to {_case_label(case)} was already saved (in another tab?); "
+            "that answer is kept."
+        )
+    else:
+        state["_notice"] = f"Saved your answer to {_case_label(case)}."
     if case.practice:
         state["_feedback"] = case
     state[FROM_SLOT_KEY] = case.slot + 1
     state.pop("_case", None)
     clear_form()
-    state["_submitted_at"] = time.monotonic()
 
 
-def _revise() -> None:
-    case: CaseView | None = state.get("_case")
+def _revise(values: FormValues) -> None:
     stored: StoredAnswer | None = state.get("_review_answer")
-    if case is None or stored is None or form_is_stale(case.public_id):
+    case = _checked(values, state.get("_case"))
+    if case is None or stored is None:
         return
     try:
-        answer = validate_answer(state.get("diagnosis"), state.get("likert"), idk_selected())
+        answer = validate_answer(values.diagnosis, values.likert, values.idk)
+        location = _location(values, case, answer.idk)
     except AnswerError as exc:
-        state["_form_error"] = str(exc)
+        form_error(str(exc), exc.field)
         return
-    with db_session() as session:
-        reader = reader_for_callback(session, user)
-        if reader is None:
-            state["_form_error"] = "Your access has ended. Ask the study coordinator."
-            return
-        try:
+    try:
+        with db_session() as session:
+            reader = reader_for_callback(session, user)
+            if reader is None:
+                form_error("Your access has ended. Ask the study coordinator.")
+                return
             revise_answer(
                 session=session,
                 reader=reader,
@@ -159,10 +248,14 @@ def _revise() -> None:
                 case_public_id=case.public_id,
                 answer=answer,
                 seen_revision=stored.revision,
+                location_json=location,
             )
-        except (AnswerError, AuthError) as exc:
-            state["_form_error"] = str(exc)
-            return
+    except (AnswerError, AuthError) as exc:
+        form_error(str(exc))
+        return
+    except DBAPIError:
+        form_error(DB_DOWN)
+        return
     state["_notice"] = f"Your changed answer to case {case.slot + 1 - _practice()} is saved."
     _leave_review()
 
@@ -187,75 +280,102 @@ def _continue() -> None:
     state.pop("_feedback", None)
 
 
-@st.fragment
-def _answer_fields(case_public_id: str, config: ExamConfig, following: CaseView | None) -> None:
-    """The fields rerun on their own (typing, confidence, IDK) without redrawing the images.
-
-    Once the reader has started answering, the following case's first images ride
-    along, invisible, so the browser fetches them while the reader is still here.
-    """
-    if form_is_stale(case_public_id):
-        clear_form()
-        state["case_token"] = case_public_id
-    answer_fields(likert_labels=config.likert_labels)
-    if following is not None and form_touched():
-        prefetch_images(following, config.default_windows)
-
-
 def _case_screen(
     case: CaseView, config: ExamConfig, review: bool, following: CaseView | None = None
 ) -> None:
-    left, right = st.columns([3, 2], gap="large")
+    install_exam_script()
+    left, right = st.columns(CASE_COLUMNS, gap="medium")
+    earlier: StoredAnswer | None = state.get("_review_answer") if review else None
+    marker, _ = parse_location_json(earlier.location_json if earlier else None)
     with left:
-        show_case_images(case)
+        show_case_images(
+            case,
+            windows=config.default_windows,
+            theme=config.theme,
+            grounding=config.grounding,
+            marker=marker,
+        )
     with right:
         if case.practice:
             st.info("Practice case: not scored. The reference answer follows your answer.")
         if case.history:
             st.markdown("**Clinical history**")
             show_text(case.history)
-        _answer_fields(case.public_id, config, following)
-        submit_button(
-            _revise if review else _submit,
-            case_public_id=case.public_id,
-            submit_label="Save changed answer" if review else "Submit answer",
-        )
+        if not review and is_report_case(case):
+            report_form(case, config, _submit)
+            return
+        with answer_form_container(case.public_id):
+            answer_fields(likert_labels=config.likert_labels)
+            if config.grounding:
+                location_fields(required=config.grounding_required)
+            submit_button(
+                _revise if review else _submit,
+                submit_label="Save changed answer" if review else "Submit answer",
+            )
+    if following is not None:
+        prefetch_images(following, config.default_windows)
 
 
-with db_session() as session:
-    reader, study = load_reader(session, user)
-    config = exam_config(study)
-    state["_config"] = config
-    summary = _order(session, reader)
-    closed = study_closed_message(study.state)
-    feedback_case: CaseView | None = state.get("_feedback")
-    feedback = None
-    if feedback_case is not None:
-        feedback = practice_feedback(
-            session=session, reader=reader, case_public_id=feedback_case.public_id
+def _database_down() -> None:
+    """The database failed while drawing the page: keep the current case and its answer."""
+    case: CaseView | None = state.get("_case")
+    config: ExamConfig | None = state.get("_config")
+    summary: OrderSummary | None = state.get(ORDER_KEY)
+    if case is None or config is None or summary is None:
+        st.error(
+            "The study's database is not answering right now. Nothing you submitted is "
+            "lost; reload this page in a moment."
         )
-    review_slot: int | None = state.get("_review") if config.allow_revisions else None
-    stored: StoredAnswer | None = None
-    case: CaseView | None = None
-    following: CaseView | None = None
-    if review_slot is not None:
-        case = case_at_slot(session=session, reader=reader, slot=review_slot, total=summary.total)
-        if case is not None:
-            stored = stored_answer(session=session, reader=reader, case_public_id=case.public_id)
-        if stored is None:
-            _leave_review()
-            review_slot, case = None, None
-    if review_slot is None:
-        ahead = upcoming(
-            session=session,
-            reader=reader,
-            total=summary.total,
-            from_slot=int(state.get(FROM_SLOT_KEY, 0)),
-        )
-        case, following = ahead.case, ahead.following
+        st.stop()
+    assert case is not None and config is not None and summary is not None
+    if not state.get("_form_error"):
+        form_error(DB_DOWN)
+    exam_header(config.title, progress_at(case.slot, summary), pausable=False)
+    _case_screen(case, config, review=False)
+    st.stop()
+
+
+try:
+    with db_session() as session:
+        reader, study = load_reader(session, user)
+        config = exam_config(study)
+        state["_config"] = config
+        summary = _order(session, reader)
+        closed = study_closed_message(study.state)
+        feedback_case: CaseView | None = state.get("_feedback")
+        feedback = None
+        if feedback_case is not None:
+            feedback = practice_feedback(
+                session=session, reader=reader, case_public_id=feedback_case.public_id
+            )
+        review_slot: int | None = state.get("_review") if config.allow_revisions else None
+        stored: StoredAnswer | None = None
+        case: CaseView | None = None
+        following: CaseView | None = None
+        if review_slot is not None:
+            case = case_at_slot(
+                session=session, reader=reader, slot=review_slot, total=summary.total
+            )
+            if case is not None:
+                stored = stored_answer(
+                    session=session, reader=reader, case_public_id=case.public_id
+                )
+            if stored is None:
+                _leave_review()
+                review_slot, case = None, None
+        if review_slot is None:
+            ahead = upcoming(
+                session=session,
+                reader=reader,
+                total=summary.total,
+                from_slot=int(state.get(FROM_SLOT_KEY, 0)),
+            )
+            case, following = ahead.case, ahead.following
+except DBAPIError:
+    _database_down()
 
 if notice := state.pop("_notice", None):
-    st.toast(notice)
+    st.toast(notice, icon=":material/check_circle:" if notice.startswith("Saved") else None)
 
 if closed is not None:
     exam_header(config.title, progress_at(case.slot if case else None, summary), pausable=False)
@@ -269,9 +389,9 @@ if is_paused():
 
 if feedback is not None and feedback_case is not None:
     exam_header(config.title, progress_at(feedback_case.slot, summary), pausable=False)
-    left, right = st.columns([3, 2], gap="large")
+    left, right = st.columns(CASE_COLUMNS, gap="medium")
     with left:
-        show_case_images(feedback_case)
+        show_case_images(feedback_case, windows=config.default_windows, theme=config.theme)
     with right:
         practice_feedback_panel(feedback, config.likert_labels, _continue)
     st.stop()
@@ -281,7 +401,12 @@ if review_slot is not None and case is not None and stored is not None:
     limit = int(state.get("_review_limit", summary.total))
     if state.get("_case") is None or state["_case"].public_id != case.public_id:
         _start_case(case, config)
-        fill_form(stored.diagnosis, stored.likert, stored.idk)
+        fill_form(
+            stored.diagnosis,
+            stored.likert,
+            stored.idk,
+            no_focal_finding=parse_location_json(stored.location_json)[1],
+        )
         state["_review_answer"] = stored
     exam_header(config.title, progress_at(case.slot, summary), pausable=False)
     st.warning(

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from reader_app.analysis.report import render_report
+from reader_app.analysis.html_report import render_report
 from reader_app.ui.components.analysis_cache import (
     load_data,
     scoring_controls,
-    staff_user,
 )
+from reader_app.ui.components.reports_panel import load_reports
+from reader_app.ui.context import staff_user
 
 user = staff_user("analyst")
 controls = scoring_controls()
@@ -17,14 +18,17 @@ data = load_data(user)
 
 st.title("Study report")
 st.write(
-    "One HTML file with the leaderboard, the model-minus-pool differences, every chart and "
-    "the scoring parameters. It loads nothing from the network: open it anywhere, attach it, "
-    "print it."
+    "One HTML file with the leaderboard, the model-minus-pool differences, every chart, the "
+    "report rubric scores (if the study collects reports) and the scoring parameters. It "
+    "loads nothing from the network: open it anywhere, attach it, print it."
 )
 cases = data.graded_cases() if controls.graded_only and data.n_pending else None
+reports = load_reports(user, controls.params)
 st.download_button(
     "Build and download the report (HTML)",
-    data=lambda: render_report(data, controls.params, case_ids=cases, readers=controls.readers),
+    data=lambda: render_report(
+        data, controls.params, case_ids=cases, readers=controls.readers, reports=reports
+    ),
     file_name=f"{data.slug}-report.html",
     mime="text/html",
     key="report_html",

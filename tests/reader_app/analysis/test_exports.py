@@ -5,19 +5,26 @@ from __future__ import annotations
 
 import io
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
 from reader_app.analysis.exports import read_metadata
 from reader_app.analysis.mrmc import MRMC_COLUMNS
+from reader_app.analysis.timing import TIMING_COLUMNS
 from reader_app.cli import main
-from reader_app.results import TIDY_COLUMNS
+from reader_app.exam.next_case import next_case
+from reader_app.exam.order import ensure_order
+from reader_app.exam.submit import submit_answer, validate_answer
+from reader_app.grounding_hits import GROUNDING_COLUMNS
+from reader_app.models import Case, Response, utcnow
+from reader_app.results import INTERACTION_COLUMNS
 from reader_app.settings import Settings
-from scoring import SCORING_SPEC_VERSION, ScoringParams
-from tests.factories import make_study
+from scoring import SCORING_SPEC_VERSION, TIDY_COLUMNS, ScoringParams
+from tests.factories import make_reader, make_study
 from tests.reader_app.analysis.scenario import (
     grade_everything,
     import_model_run,
@@ -47,7 +54,14 @@ def test_responses_csv_is_the_tidy_frame_plus_provenance(
     graded: object, capsys: pytest.CaptureFixture[str]
 ) -> None:
     frame = _csv(capsys, "--what", "responses", "--format", "csv")
-    assert list(frame.columns) == [*TIDY_COLUMNS, *PARAM_COLUMNS]
+    assert list(frame.columns) == [
+        *TIDY_COLUMNS,
+        *GROUNDING_COLUMNS,
+        *INTERACTION_COLUMNS,
+        *TIMING_COLUMNS,
+        *PARAM_COLUMNS,
+    ]
+    assert set(frame["interaction"]) == {""}  # no browser reported anything here
     assert set(frame["param_scoring_spec_version"]) == {SCORING_SPEC_VERSION}
     assert set(frame["param_idk_score"]) == {"0.0"} and set(frame["param_n_boot"]) == {"2000"}
     assert len(frame) == 6 and set(frame["responder"]) == {"R01", "run-a"}
@@ -55,9 +69,38 @@ def test_responses_csv_is_the_tidy_frame_plus_provenance(
     assert _csv(capsys).equals(frame)
 
 
+def test_timing_columns_carry_each_response_s_times(
+    graded: object, session: Session, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+    rows = session.exec(select(Response).where(col(Response.reader_id).is_not(None))).all()
+    for n, row in enumerate(sorted(rows, key=lambda r: r.id or 0)):
+        row.first_shown_at = first + timedelta(minutes=n)
+        row.active_ms = 1000 * (n + 1)
+        session.add(row)
+    session.commit()
+    case_of = {i: c for i, c in session.exec(select(Case.id, Case.source_id))}
+    expected = {
+        case_of[r.case_id]: ((first + timedelta(minutes=n)).isoformat(), str(1000 * (n + 1)))
+        for n, r in enumerate(sorted(rows, key=lambda r: r.id or 0))
+    }
+    for what, who, case in (("responses", "responder", "case_id"), ("mrmc", "reader", "case")):
+        frame = _csv(capsys, "--what", what)
+        human = frame[frame[who] == "R01"]
+        got = {
+            c: (f, a)
+            for c, f, a in zip(
+                human[case], human["first_shown_at"], human["active_ms"], strict=True
+            )
+        }
+        assert got == expected, what
+        model = frame[frame[who] == "run-a"]  # model runs have no reading time
+        assert set(model["active_ms"]) == {""} and set(model["first_shown_at"]) == {""}
+
+
 def test_mrmc_long_format(graded: object, capsys: pytest.CaptureFixture[str]) -> None:
     frame = _csv(capsys, "--what", "mrmc", "--idk-score", "1")
-    assert list(frame.columns) == [*MRMC_COLUMNS, *PARAM_COLUMNS]
+    assert list(frame.columns) == [*MRMC_COLUMNS, *TIMING_COLUMNS, *PARAM_COLUMNS]
     rows = {(r.reader, r.case): r for r in frame.itertuples()}
     # R01 "CwI": correct L4 -> score 1, points 5; wrong L1 -> 0, -2; idk -> 0, idk_score 1
     assert (rows["R01", "case-000"].score, rows["R01", "case-000"].points) == ("1", "5.0")
@@ -85,7 +128,7 @@ def test_parquet_carries_params_as_columns_and_metadata(
     assert list(responses.columns[: len(TIDY_COLUMNS)]) == list(TIDY_COLUMNS)
     assert str(responses["likert"].dtype) == "Int64"
     # Parquet is binary: stdout is refused with a message
-    assert main(["export", "study", "--format", "parquet"]) == 1
+    assert main(["export", "study", "--format", "parquet"]) == 2
     assert "--output" in capsys.readouterr().err
 
 
@@ -104,11 +147,11 @@ def test_ungraded_answers_stop_the_mrmc_export(
 ) -> None:
     study = make_study(session, settings.asset_dir, n_cases=2)
     simulate_reader(session, study, "R01", plan_for(["case-000", "case-001"], "Cw"))
-    assert main(["export", "study", "--what", "mrmc"]) == 1
+    assert main(["export", "study", "--what", "mrmc"]) == 2
     err = capsys.readouterr().err
     assert "cannot export mrmc" in err and "R01/case-000" in err
     assert main(["export", "study", "--what", "responses"]) == 0  # raw responses still export
-    assert main(["export", "nope", "--what", "audit"]) == 1
+    assert main(["export", "nope", "--what", "audit"]) == 2
     assert "no study named 'nope'" in capsys.readouterr().err
 
 
@@ -127,3 +170,40 @@ def test_every_export_option_and_column_is_documented() -> None:
                 assert f"`{option}`" in docs, f"{option} is not in docs/analysis.md"
     for column in (*MRMC_COLUMNS, *TIDY_COLUMNS, "detail", *PARAM_COLUMNS):
         assert f"`{column}`" in docs, f"column {column} is not in docs/analysis.md"
+
+
+def test_viewer_interaction_reaches_the_responses_export(
+    session: Session, settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=2)
+    reader = make_reader(session, study, "R07", ready=True).reader
+    ensure_order(session=session, reader=reader)
+    record = {
+        "slices_visited": [1, 2, 3, 9],
+        "windows_used": ["lung", "bone"],
+        "zoom_used": True,
+        "pan_used": False,
+        "one_to_one_used": False,
+        "max_zoom": 2.5,
+        "thumbnail_clicks": 1,
+        "fullscreen_s": 12.4,
+    }
+    for i, interaction in enumerate((record, None)):
+        view = next_case(session=session, reader=reader)
+        assert view is not None
+        submit_answer(
+            session=session,
+            reader=reader,
+            case_public_id=view.public_id,
+            answer=validate_answer(f"answer {i}", 2, False),
+            shown_at=utcnow(),
+            image_sha256=view.image_sha256,
+            interaction=interaction,
+        )
+    frame = _csv(capsys, "--what", "responses").set_index("diagnosis")
+    first, second = frame.loc["answer 0"], frame.loc["answer 1"]
+    # 4 slices visited, two windows in the order used, zoom yes, 12.4 s in fullscreen
+    assert (first.slices_visited, first.windows_used) == ("4", "lung|bone")
+    assert (first.zoom_used, first.fullscreen_s) == ("True", "12.4")
+    assert json.loads(first.interaction) == record
+    assert (second.slices_visited, second.windows_used, second.interaction) == ("", "", "")

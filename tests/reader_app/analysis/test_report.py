@@ -8,7 +8,7 @@ import re
 from sqlmodel import Session
 
 from reader_app.analysis.data import study_data
-from reader_app.analysis.report import render_report
+from reader_app.analysis.html_report import render_report
 from reader_app.settings import Settings
 from scoring import ScoringParams
 from tests.factories import make_study

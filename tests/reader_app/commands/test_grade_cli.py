@@ -121,7 +121,7 @@ def test_study_grade_memory_is_reused(
     out, err = capsys.readouterr()
     assert ("R01", "chest-02", "incorrect") in _verdicts(out)
     assert "1 by grade memory" in err
-    assert main(["grade", "--key", str(key), str(responses), "--study", "nope"]) == 1
+    assert main(["grade", "--key", str(key), str(responses), "--study", "nope"]) == 2
     assert "no study named 'nope'" in capsys.readouterr().err
 
 
@@ -153,13 +153,13 @@ def test_bad_inputs_fail_with_a_message(
     key, responses = files
     bad_key = tmp_path / "bad.csv"
     bad_key.write_text("case_id,diagnosis,synonyms\nbone-01,,\n")
-    assert main(["grade", "--key", str(bad_key), str(responses)]) == 1
+    assert main(["grade", "--key", str(bad_key), str(responses)]) == 2
     assert "line 2" in capsys.readouterr().err
     no_cols = tmp_path / "nocols.csv"
     no_cols.write_text("who,what\nx,y\n")
-    assert main(["grade", "--key", str(key), str(no_cols)]) == 1
+    assert main(["grade", "--key", str(key), str(no_cols)]) == 2
     assert "case_id" in capsys.readouterr().err
-    assert main(["grade", "--key", str(tmp_path / "absent.csv"), str(responses)]) == 1
+    assert main(["grade", "--key", str(tmp_path / "absent.csv"), str(responses)]) == 2
     one = ["--judge", "http://127.0.0.1:9/v1", "solo"]
-    assert main(["grade", "--key", str(key), str(responses), *one]) == 1
+    assert main(["grade", "--key", str(key), str(responses), *one]) == 2
     assert "two judges" in capsys.readouterr().err

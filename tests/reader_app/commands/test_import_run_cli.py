@@ -66,11 +66,11 @@ def test_import_run_errors_are_clear(
     make_study(session, settings.asset_dir, n_cases=1, slug="one")
     make_study(session, settings.asset_dir, n_cases=1, slug="two")
     path = write_jsonl(tmp_path / "o.jsonl", [{"case_id": "case-009", "model": "m", "output": "x"}])
-    assert main(["import-run", path]) == 1
+    assert main(["import-run", path]) == 2
     assert "--study" in capsys.readouterr().err
-    assert main(["import-run", path, "--study", "one"]) == 1
+    assert main(["import-run", path, "--study", "one"]) == 2
     assert "case-009" in capsys.readouterr().err
-    assert main(["import-run", str(tmp_path / "absent.jsonl"), "--study", "one"]) == 1
+    assert main(["import-run", str(tmp_path / "absent.jsonl"), "--study", "one"]) == 2
     assert "absent.jsonl" in capsys.readouterr().err
     with Session(session.get_bind()) as fresh:
         assert fresh.exec(select(Response)).first() is None

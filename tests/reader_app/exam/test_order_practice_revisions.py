@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 from sqlmodel import Session, col, func, select
 
 from reader_app.exam.config import exam_config
 from reader_app.exam.next_case import case_at_slot, next_case
-from reader_app.exam.order import ensure_order, order_summary, reproduce_order, stored_order
+from reader_app.exam.order import (
+    draw_order,
+    ensure_order,
+    order_summary,
+    reproduce_order,
+    stored_order,
+)
 from reader_app.exam.practice import practice_feedback
 from reader_app.exam.revisions import (
     answer_history,
@@ -244,3 +255,23 @@ def test_locked_study_refuses_answers(session: Session, settings: Settings) -> N
     session.commit()
     with pytest.raises(AnswerError, match="paused by its coordinator"):
         _answer(session, reader, "Anything", 1)
+
+
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 12), twins=st.integers(1, 3))
+@hypothesis_settings(max_examples=60, deadline=None)
+def test_cases_sharing_a_picture_never_follow_each_other(seed: int, n: int, twins: int) -> None:
+    """Cases 1..twins each have a twin (100 + k) showing the same picture; with at least
+    as many other cases as pairs, no order puts a case right after its twin."""
+    twins = min(twins, n // 2)
+    scored = list(range(1, n + 1)) + [100 + k for k in range(1, twins + 1)]
+    images = {cid: frozenset({f"img{cid % 100}"}) for cid in scored}
+    order = draw_order([0], scored, seed, images)
+    assert sorted(order) == sorted([0, *scored])  # a permutation: nothing lost or doubled
+    assert order[0] == 0  # practice stays first
+    assert order == draw_order([0], scored, seed, images)  # reproducible from the seed
+    for before, after in pairwise(order[1:]):
+        assert not images[before] & images[after], order
+
+
+def test_without_pictures_the_order_is_the_plain_shuffle() -> None:
+    assert draw_order([9], [1, 2, 3, 4], 5) == draw_order([9], [1, 2, 3, 4], 5, {})

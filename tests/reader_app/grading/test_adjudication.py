@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import pandas as pd
 import pytest
@@ -14,7 +13,6 @@ from reader_app.grading.adjudication import (
     GradingError,
     adjudicator_agreement,
     change_verdict,
-    cohen_kappa,
     decide,
 )
 from reader_app.grading.key import study_key
@@ -214,19 +212,6 @@ def test_two_adjudicators_agree_disagree_and_a_third_resolves(
     assert report.kappa == pytest.approx(0.4)
     assert report.percent_agreement == pytest.approx(200 / 3)
     assert bone.id is not None
-
-
-def test_cohen_kappa_edges_and_agrees_with_scoring() -> None:
-    assert math.isnan(cohen_kappa([], []))
-    assert math.isnan(cohen_kappa([1, 1, 1], [1, 1, 1]))  # p_e = 1
-    assert cohen_kappa([1, 0, 1, 0], [1, 0, 1, 0]) == pytest.approx(1.0)
-    # perfect disagreement with balanced labels: p_o = 0, p_e = 1/2 -> -1
-    assert cohen_kappa([1, 0, 1, 0], [0, 1, 0, 1]) == pytest.approx(-1.0)
-    with pytest.raises(ValueError):
-        cohen_kappa([1], [])
-    agreement = pytest.importorskip("scoring.agreement")
-    a, b = [1, 1, 0, 0, 1, 0, 1, 1, 0, 1], [1, 0, 0, 0, 1, 1, 1, 1, 0, 0]
-    assert cohen_kappa(a, b) == pytest.approx(agreement.cohen_kappa(a, b))
 
 
 def test_change_verdict_rescores_everyone_and_keeps_history(

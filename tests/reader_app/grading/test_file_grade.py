@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from reader_app.grading.diagnosis_judge import JudgeReply, JudgeRequest, PanelOutcome
 from reader_app.grading.file_grade import grade_rows
-from reader_app.grading.judges import JudgeReply, JudgeRequest, PanelOutcome
 from reader_app.grading.key import KeyEntry
 
 KEY = {"c1": KeyEntry("c1", "Pectus excavatum", ("Funnel chest",))}

@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 from sqlmodel import Session, func, select
+from stamina.instrumentation import get_on_retry_hooks, set_on_retry_hooks
 
 from reader_app.auth import AuthError
 from reader_app.grading.config import GradingConfigError
-from reader_app.grading.judges import (
+from reader_app.grading.diagnosis_judge import (
     JUDGE_RUBRIC,
     JudgeClient,
     JudgeConfig,
@@ -26,10 +27,10 @@ from reader_app.grading.judges import (
     judge_requests,
     parse_verdict,
 )
-from reader_app.grading.judging import run_judges
 from reader_app.grading.memory import active_verdict
 from reader_app.grading.queue import adjudication_queue
-from reader_app.grading.tables import JudgeCall
+from reader_app.grading.run_judges import run_judges
+from reader_app.models import JudgeCall
 from reader_app.settings import Settings
 from tests.reader_app.grading.helpers import (
     answer,
@@ -39,6 +40,9 @@ from tests.reader_app.grading.helpers import (
     reader,
 )
 from tests.reader_app.grading.judge_server import JudgeServer, Say, sequence
+from tests.support.openai_stub import OpenAIStub, Reply, openai_stub
+
+__all__ = ["openai_stub"]
 
 REQUEST = JudgeRequest(
     reference="Carotid-cavernous fistula",
@@ -151,17 +155,20 @@ def test_retries_with_backoff_then_succeeds(server: JudgeServer) -> None:
         ),
     )
     slept: list[float] = []
-    client = JudgeClient(
-        _judge(server, "judge-flaky", backoff_s=0.2, max_attempts=3), sleep=slept.append
-    )
-    reply = client.ask(REQUEST)
+    before = get_on_retry_hooks()
+    set_on_retry_hooks([lambda details: slept.append(details.wait_for)])
+    try:
+        client = JudgeClient(_judge(server, "judge-flaky", backoff_s=0.2, max_attempts=3))
+        reply = client.ask(REQUEST)
+    finally:
+        set_on_retry_hooks(before)
     assert (reply.correct, reply.reason) == (0, "different entity")
     assert len(slept) == 2
-    assert 0.2 <= slept[0] <= 0.25  # exponential base, with up to 25 % jitter
+    assert 0.2 <= slept[0] <= 0.4  # stamina: backoff_s, plus up to backoff_s of jitter
     assert slept[1] == pytest.approx(0.05)  # Retry-After wins
     # a client error is not retried
     server.script("judge-400", Say(raw_body="{}", status=400))
-    reply = JudgeClient(_judge(server, "judge-400"), sleep=slept.append).ask(REQUEST)
+    reply = JudgeClient(_judge(server, "judge-400")).ask(REQUEST)
     assert reply.error and "HTTP 400" in reply.error and len(server.calls_for("judge-400")) == 1
 
 
@@ -175,8 +182,8 @@ def _study_with_answers(session: Session, settings: Settings, server: JudgeServe
     config = {
         "grading": {
             "judges": [
-                {"url": server.base_url, "model": "judge-a", "timeout_s": 0.5, "max_attempts": 1},
-                {"url": server.base_url, "model": "judge-b", "timeout_s": 0.5, "max_attempts": 1},
+                {"url": server.base_url, "model": "judge-a", "timeout_s": 1.5, "max_attempts": 1},
+                {"url": server.base_url, "model": "judge-b", "timeout_s": 1.5, "max_attempts": 1},
             ]
         }
     }
@@ -209,7 +216,7 @@ def test_run_judges_on_a_study(session: Session, settings: Settings, server: Jud
     server.script(
         "judge-b",
         lambda body: (
-            Say(json.dumps({"verdict": "correct"}), delay_s=1.5)
+            Say(json.dumps({"verdict": "correct"}), delay_s=4.5)
             if "callosum" in body["messages"][-1]["content"].split("<<<")[1]
             else base_b(body)
         ),
@@ -263,7 +270,7 @@ def test_one_judge_is_not_a_panel(session: Session, settings: Settings) -> None:
 
 
 def test_db_cache_tolerates_a_concurrent_writer(session: Session, settings: Settings) -> None:
-    from reader_app.grading.judges import DbJudgeCache, JudgeReply, cache_key
+    from reader_app.grading.diagnosis_judge import DbJudgeCache, JudgeReply, cache_key
 
     config = JudgeConfig(url="http://127.0.0.1:9/v1", model="judge-a")
     reply = JudgeReply(correct=1, reason="same entity", raw="{}")
@@ -276,3 +283,39 @@ def test_db_cache_tolerates_a_concurrent_writer(session: Session, settings: Sett
     cache.put(key, config, REQUEST, reply)  # no IntegrityError escapes
     session.commit()
     assert DbJudgeCache(session).get(key) == JudgeReply(1, "same entity", "{}", None, True)
+
+
+def test_judge_url_with_credentials_stores_only_the_host(
+    session: Session, server: JudgeServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 15: main stored ``netloc``, so ``user:password@`` reached judge_calls."""
+    from reader_app.grading.diagnosis_judge import DbJudgeCache
+
+    caplog.set_level("DEBUG")
+    server.script("judge-a", Say.verdict("correct", "same entity"))
+    server.script("judge-b", Say.verdict("correct", "same entity"))
+    secret_url = server.base_url.replace("http://", "http://grader:hunter2@")
+    configs = [JudgeConfig(url=secret_url, model=m, backoff_s=0.01) for m in ("judge-a", "judge-b")]
+    clients = [JudgeClient(c) for c in configs]
+    (outcome,) = judge_requests(clients, [REQUEST], DbJudgeCache(session))
+    session.commit()
+    assert outcome.status == "agree"
+    rows = session.exec(select(JudgeCall)).all()
+    host = secret_url.split("@", 1)[1].split("/", 1)[0]  # 127.0.0.1:PORT
+    assert [r.endpoint_host for r in rows] == [host, host]
+    stored = " ".join(f"{r.endpoint_host} {r.cache_key} {r.reply} {r.reason}" for r in rows)
+    assert "hunter2" not in stored and "grader" not in stored
+    assert "hunter2" not in caplog.text and configs[0].label == f"judge-a@{host}"
+
+
+def test_a_judge_that_drips_its_reply_is_cut_at_the_deadline(openai_stub: OpenAIStub) -> None:
+    """One byte every 0.2 s never trips the 5 s read timeout; the 1 s deadline cuts it."""
+    openai_stub.queue(Reply.drip(0.2))
+    config = JudgeConfig(
+        url=openai_stub.base_url, model="judge-drip", timeout_s=5.0, deadline_s=1.0, max_attempts=1
+    )
+    started = time.monotonic()
+    reply = JudgeClient(config).ask(REQUEST)
+    assert reply.correct is None and "deadline of 1 s" in (reply.error or "")
+    assert time.monotonic() - started < 3.0
+    assert JudgeConfig(url="http://h/v1", model="m", timeout_s=7.0).call_deadline_s == 28.0

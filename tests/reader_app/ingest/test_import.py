@@ -42,7 +42,7 @@ def db(settings: Settings) -> Iterator[Engine]:
 
 
 def assets(settings: Settings) -> list[Path]:
-    return sorted(p for p in settings.asset_dir.rglob("*") if p.is_file())
+    return sorted(p for p in settings.asset_dir.rglob("*.png") if p.is_file())
 
 
 def assert_nothing_written(engine: Engine, settings: Settings) -> None:
@@ -77,7 +77,7 @@ def test_import_spot_and_strip_cases(settings: Settings, db: Engine, tmp_path: P
     )
     seen: list[tuple[int, int]] = []
     result = import_manifest(
-        manifest, settings=settings, progress=lambda d, t, m: seen.append((d, t))
+        manifest, settings=settings, progress=lambda p: seen.append((p.done, p.total))
     )
     assert seen[0] == (0, 4) and seen[-1] == (4, 4)
     assert (result.slug, result.cases, result.images) == ("chest-study", 3, 2 + 17 + 17)

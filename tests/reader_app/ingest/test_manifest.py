@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 
+from reader_app.grading.config import parse_grading_config
 from reader_app.ingest.errors import IngestError
 from reader_app.ingest.manifest import ManifestInvalid, load_manifest
 from reader_app.ingest.study_config import DEFAULT_LIKERT, load_study_config
+from reader_app.study_config import StudyConfig
 from tests.reader_app.ingest.helpers import case, write_manifest
 
 
@@ -120,30 +123,79 @@ def test_empty_manifest_is_refused(tmp_path: Path) -> None:
 
 def test_study_toml_defaults_fill_every_key(tmp_path: Path) -> None:
     config = load_study_config(tmp_path / "study.toml", title="s1", practice_cases=2)
-    assert config == {
+    assert config.to_json() == {
         "title": "s1",
         "consent": "",
         "practice_count": 2,
         "allow_revisions": False,
-        "likert_labels": DEFAULT_LIKERT,
+        "likert_labels": list(DEFAULT_LIKERT),
         "report_fields": [],
         "default_windows": [],
+        "theme": "dark",
+        "answer": "diagnosis",
+        "grounding": False,
+        "grounding_required": True,
+        "grounding_tolerance_px": 0.0,
+        "grading": {"adjudication": "single", "judges": [], "rubric_gap": 8},
     }
+
+
+@pytest.mark.parametrize(
+    ("toml", "key"),
+    [
+        ("grounding = 1", "grounding"),
+        ("grounding_required = 'yes'", "grounding_required"),
+        ("grounding_tolerance_px = -1", "grounding_tolerance_px"),
+        ("grounding_tolerance_px = nan", "grounding_tolerance_px"),
+        ("grounding_tolerance_px = true", "grounding_tolerance_px"),
+    ],
+)
+def test_bad_grounding_settings_are_refused_by_name(tmp_path: Path, toml: str, key: str) -> None:
+    (tmp_path / "study.toml").write_text(toml + "\n")
+    with pytest.raises(IngestError, match=f"key '{key}'"):
+        load_study_config(tmp_path / "study.toml", title="s1", practice_cases=0)
+
+
+def test_grounding_settings_are_read(tmp_path: Path) -> None:
+    (tmp_path / "study.toml").write_text(
+        "grounding = true\ngrounding_required = false\ngrounding_tolerance_px = 2.5\n"
+    )
+    config = load_study_config(tmp_path / "study.toml", title="s1", practice_cases=0)
+    assert (config.grounding, config.grounding_required) == (True, False)
+    assert config.grounding_tolerance_px == 2.5
 
 
 def test_study_toml_values(tmp_path: Path) -> None:
     (tmp_path / "study.toml").write_text(
         'title = "Chest study"\nconsent = "I agree"\npractice_count = 1\n'
         "allow_revisions = true\nlikert_labels = ['a','b','c','d','e']\n"
-        "report_fields = true\ndefault_windows = ['lung', 'mediastinum']\n"
+        "report_fields = true\ndefault_windows = ['lung', 'mediastinum']\ntheme = 'light'\n"
     )
     config = load_study_config(tmp_path / "study.toml", title="x", practice_cases=3)
-    assert config["title"] == "Chest study"
-    assert config["practice_count"] == 1
-    assert config["allow_revisions"] is True
-    assert config["likert_labels"] == ["a", "b", "c", "d", "e"]
-    assert config["report_fields"] == ["findings", "impression"]
-    assert config["default_windows"] == ["lung", "mediastinum"]
+    assert config.title == "Chest study"
+    assert config.practice_count == 1
+    assert config.allow_revisions is True
+    assert config.likert_labels == ("a", "b", "c", "d", "e")
+    assert config.report_fields == ("findings", "impression")
+    assert config.default_windows == ("lung", "mediastinum")
+    assert config.theme == "light"
+
+
+def test_study_toml_grading_table_is_accepted(tmp_path: Path) -> None:
+    """docs/grading.md's [grading] table: the importer, exam and grading read one schema."""
+    (tmp_path / "study.toml").write_text(
+        'report_fields = ["findings"]\n[grading]\nadjudication = "double"\n'
+        '[[grading.judges]]\nurl = "http://127.0.0.1:9/v1"\nmodel = "a"\n'
+        '[[grading.judges]]\nurl = "http://127.0.0.1:9/v1"\nmodel = "b"\ntimeout_s = 5\n'
+    )
+    config = load_study_config(tmp_path / "study.toml", title="x", practice_cases=0)
+    assert config.grading.adjudication == "double"
+    stored = json.loads(json.dumps(config.to_json()))  # what Study.config_json holds
+    graded = parse_grading_config(stored)
+    assert graded.double and graded.report_fields == ("findings",)
+    # JudgeConfig's own defaults fill what study.toml leaves out
+    assert [(j.model, j.timeout_s) for j in graded.judges] == [("a", 30.0), ("b", 5.0)]
+    assert StudyConfig.from_stored(stored, title="x") == config
 
 
 @pytest.mark.parametrize(
@@ -155,7 +207,13 @@ def test_study_toml_values(tmp_path: Path) -> None:
         ("report_fields = ['summary']", "report_fields"),
         ("default_windows = ['abdomen']", "default_windows"),
         ("allow_revisions = 'yes'", "allow_revisions.*true or false"),
+        ("theme = 'sepia'", "theme.*dark, light"),
         ("title = ", "not valid TOML"),
+        ("title = '" + "t" * 201 + "'", "'title'.*201 characters long; the limit is 200"),
+        ('title = "a\\u0000b"', "'title'.*control character U\\+0000"),
+        ("[grading]\nadjudication = 'triple'", "grading.adjudication"),
+        ("[grading]\njudges = [{url = 'http://x', model = 'm'}]", "grading.judges.*two judges"),
+        ("[grading]\nmode = 'x'", "grading.mode"),
     ],
 )
 def test_study_toml_errors_name_file_and_key(tmp_path: Path, text: str, message: str) -> None:

@@ -112,7 +112,7 @@ def test_no_phi_in_database_assets_or_png_metadata(settings: Settings, tmp_path:
     leaks = sorted(s for s in secrets if s.casefold() in db)
     assert leaks == [], f"found in the database: {leaks}"
 
-    pngs = sorted(p for p in settings.asset_dir.rglob("*") if p.is_file())
+    pngs = sorted(p for p in settings.asset_dir.rglob("*.png") if p.is_file())
     assert len(pngs) == result.images
     # pixel data is compressed, so a byte scan mainly guards the other chunks; the
     # chunk check below is the strong one. Scan for the named values and paths.

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image, PngImagePlugin
+from pydicom.dataset import Dataset
 
 from reader_app.ingest.anonymize import DropCount, needs_burned_in_review, rendering_dataset
 from reader_app.ingest.dicom_reader import read_dataset, read_dicom_image
@@ -83,7 +84,7 @@ def test_12_bit_jpeg_extended_is_a_clean_error() -> None:
 
 
 def test_allowlist_keeps_only_rendering_fields() -> None:
-    ds = read_dataset(sample("CT_small.dcm"), "CT_small.dcm")
+    ds = read_dataset(sample("CT_small.dcm"), "CT_small.dcm", header_only=True)
     safe, drop = rendering_dataset(ds)
     assert "PatientName" not in safe and "InstitutionName" not in safe
     assert not any(e.tag.is_private for e in safe)
@@ -94,17 +95,76 @@ def test_allowlist_keeps_only_rendering_fields() -> None:
         "ImageOrientationPatient", "PixelSpacing",
     }  # fmt: skip
     assert drop.files == 1 and drop.private > 0 and drop.elements > drop.private
+    # the decode read takes only what rendering needs: private elements stay unread
+    decoded = read_dataset(sample("CT_small.dcm"), "CT_small.dcm")
+    assert "PatientName" not in decoded and not any(e.tag.is_private for e in decoded)
+    assert "PixelData" in decoded
 
 
 def test_burned_in_guard_decisions() -> None:
     def check(name: str) -> str | None:
         safe, _ = rendering_dataset(read_dataset(sample(name), name, header_only=True))
-        return needs_burned_in_review(safe)
+        return needs_burned_in_review(safe, name)
 
     assert check("CT_small.dcm") is None  # CT: not a burned-in modality
     assert check("US1_UNCR.dcm") == "BurnedInAnnotation is absent for a US image"
     assert check("RG1_UNCR.dcm") == "BurnedInAnnotation is absent for a CR image"
     assert check("JPGLosslessP14SV1_1s_1f_8b.dcm") is None  # US that says NO
+
+
+US_CLASS = "1.2.840.10008.5.1.4.1.1.6.1"  # Ultrasound Image Storage
+CT_CLASS = "1.2.840.10008.5.1.4.1.1.2"
+
+
+def _header(**elements: object) -> Dataset:
+    ds = Dataset()
+    for keyword, value in elements.items():
+        setattr(ds, keyword, value)
+    return ds
+
+
+@pytest.mark.parametrize("modality", ["CT", "MR", "XA", "MG", "RF", "XC"])
+def test_guard_refuses_yes_on_every_modality(modality: str) -> None:
+    ds = _header(Modality=modality, SOPClassUID=CT_CLASS, BurnedInAnnotation="YES")
+    expected = f"BurnedInAnnotation is YES for a {modality} image"
+    assert needs_burned_in_review(ds, "f.dcm") == expected
+
+
+@pytest.mark.parametrize(
+    ("elements", "manifest", "expected"),
+    [
+        # an ultrasound class with no Modality: the class decides
+        ({"SOPClassUID": US_CLASS}, None, "an image of SOP class 'Ultrasound Image Storage'"),
+        # ... with the manifest claiming CT: the class still decides
+        ({"SOPClassUID": US_CLASS}, "CT", "an image of SOP class 'Ultrasound Image Storage'"),
+        ({"SOPClassUID": US_CLASS, "Modality": "CT"}, None, "an image of SOP class"),
+        # a CT header the manifest calls US: the manifest's word counts too
+        ({"SOPClassUID": CT_CLASS, "Modality": "CT"}, "US", "a US image"),
+        ({"SOPClassUID": "1.2.840.10008.5.1.4.1.1.7", "Modality": "OT"}, None, "secondary capture"),
+        ({"SOPClassUID": CT_CLASS, "Modality": "ES"}, None, "a ES image"),
+    ],
+)
+def test_guard_by_rule(elements: dict[str, str], manifest: str | None, expected: str) -> None:
+    why = needs_burned_in_review(_header(**elements), "f.dcm", manifest)
+    assert why is not None and why.startswith("BurnedInAnnotation is absent for ")
+    assert expected in why
+    cleared = _header(**elements, BurnedInAnnotation="NO")
+    assert needs_burned_in_review(cleared, "f.dcm", manifest) is None
+
+
+@pytest.mark.parametrize(
+    ("elements", "message"),
+    [
+        ({"Modality": ["US", "CT"]}, r"f\.dcm: element Modality \(0008,0060\) holds 2 values"),
+        ({"Modality": "PHIDOEJOHN"}, r"f\.dcm: element Modality \(0008,0060\) is not a DICOM"),
+        ({"Modality": "ct"}, r"Modality \(0008,0060\) is not a DICOM defined term"),
+        ({"BurnedInAnnotation": "MAYBE"}, r"BurnedInAnnotation \(0028,0301\) must be YES or NO"),
+    ],
+)
+def test_header_values_checked_against_vr(elements: dict[str, object], message: str) -> None:
+    with pytest.raises(IngestError, match=message) as info:
+        needs_burned_in_review(_header(SOPClassUID=CT_CLASS, **elements), "f.dcm")
+    assert "PHI" not in str(info.value) and "DOE" not in str(info.value)
 
 
 def test_raster_drops_exif_and_text(tmp_path: Path) -> None:
@@ -170,7 +230,7 @@ def test_series_failures(tmp_path: Path) -> None:
     with pytest.raises(IngestError, match=r"^mixed: mixed series: .* 2 series"):
         read_series(mixed, "mixed", BIG, rel, DropCount())
     five = sorted(sample_dir(SERIES_CT5).iterdir())
-    with pytest.raises(IngestError, match=r"^ct5: 1280 pixels exceed the limit of 1000"):
+    with pytest.raises(IngestError, match=r"^ct5: 1280 voxels exceed the limit of 1000"):
         read_series(five, "ct5", 1000, rel, DropCount())
     text = tmp_path / "notes.txt"
     text.write_text("hello")
@@ -187,8 +247,9 @@ def test_real_series_is_ordered_by_position_not_instance_number() -> None:
 
 def test_16_bit_png_gets_its_full_range_not_hu_presets(tmp_path: Path) -> None:
     from reader_app.ingest.manifest import load_manifest
-    from reader_app.ingest.prepare import prepare_case
+    from reader_app.ingest.prepare import Limits, prepare_case
     from reader_app.ingest.report import IngestionReport
+    from reader_app.study_config import StudyConfig
     from tests.reader_app.ingest.helpers import case, write_manifest
 
     grey16 = np.array([[0, 1000], [2000, 4000]], dtype=np.uint16)
@@ -197,8 +258,8 @@ def test_16_bit_png_gets_its_full_range_not_hu_presets(tmp_path: Path) -> None:
     prepared = prepare_case(
         manifest.entries[0],
         manifest,
-        config={"default_windows": ["lung"]},
-        max_pixels=BIG,
+        config=StudyConfig(title="t", default_windows=("lung",)),
+        limits=Limits(BIG, BIG, BIG),
         report=IngestionReport("manifest.csv"),
     )
     (image,) = prepared.images

@@ -11,7 +11,6 @@ from PIL import Image
 
 from reader_app.ingest.render import (
     MAX_SIDE,
-    WINDOW_PRESETS,
     SourceImage,
     apply_window,
     auto_range,
@@ -19,6 +18,7 @@ from reader_app.ingest.render import (
     grey_to_uint8,
     resolve_windows,
 )
+from reader_app.ingest.windows import WINDOW_PRESETS
 
 
 def png_chunks(data: bytes) -> list[str]:

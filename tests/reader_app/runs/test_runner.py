@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from sqlmodel import Session, col, select
 
+from reader_app.llm import ChatClient
 from reader_app.models import Case, CaseImage, ModelRun, Response, ResponseRevision, Study
-from reader_app.runs.client import ChatClient
 from reader_app.runs.prompt import load_prompt
 from reader_app.runs.record import RunConflict, RunSpec
 from reader_app.runs.runner import RunAborted, RunProgress, RunSummary, run_model
@@ -27,7 +27,7 @@ def start_run(
     client_kw: dict[str, Any] | None = None,
     **kw: Any,
 ) -> RunSummary:
-    opts: dict[str, Any] = {"timeout_s": 5.0, "max_retries": 2, "backoff_s": 0.01}
+    opts: dict[str, Any] = {"read_timeout_s": 5.0, "max_attempts": 3, "backoff_s": 0.01}
     opts.update(client_kw or {})
     with ChatClient(stub.base_url, **opts) as client:
         return run_model(
@@ -130,6 +130,7 @@ def test_replies_of_every_shape_are_stored_with_raw_text_tokens_and_images(
         "invalid": 1,
         "failure": 1,
         "technical_failures": 0,
+        "model_mismatch": 0,
         "prompt_tokens": 6000,
         "completion_tokens": totals["completion_tokens"],
         "total_tokens": 6000 + totals["completion_tokens"],
@@ -208,11 +209,11 @@ def test_timeout_becomes_a_technical_failure_that_can_be_retried(
         return Reply.answer("Fine", 3)
 
     openai_stub.responder = slow_case_1
-    fast_fail = {"timeout_s": 0.3, "max_retries": 1}
+    fast_fail = {"read_timeout_s": 0.3, "max_attempts": 2}
     start_run(session, settings, openai_stub, client_kw=fast_fail)
     failed = run_rows(session)["case-001"]
     meta = json.loads(failed.meta_json)
-    assert failed.status == "failure" and "timeout" in meta["error"]
+    assert failed.status == "failure" and "timed out" in meta["error"]
     totals = json.loads(session.exec(select(ModelRun)).one().totals_json)
     assert totals["technical_failures"] == 1 and totals["missing"] == 0
 
@@ -224,6 +225,10 @@ def test_timeout_becomes_a_technical_failure_that_can_be_retried(
     assert (row.status, row.diagnosis, row.revision) == ("answered", "Recovered", 1)
     earlier = session.exec(select(ResponseRevision)).one()
     assert (earlier.response_id, earlier.status) == (row.id, "failure")
+    # the replaced failure keeps its error (and raw reply, none for a timeout): issue 15
+    assert earlier.meta_json is not None
+    assert "timed out" in json.loads(earlier.meta_json)["error"]
+    assert earlier.raw_reply is None  # a timeout has no reply; see test_runs_hostile for one
     assert len(run_rows(session)) == 3
 
 

@@ -12,8 +12,8 @@ from reader_app.casebank import RenderedImage, add_case
 from reader_app.exam.next_case import CaseView, next_case
 from reader_app.exam.order import ensure_order
 from reader_app.exam.submit import submit_answer, validate_answer
+from reader_app.llm import ChatClient
 from reader_app.models import Case, ModelRun, Response, Study, utcnow
-from reader_app.runs.client import ChatClient
 from reader_app.runs.prompt import load_prompt
 from reader_app.runs.record import RunSpec
 from reader_app.runs.runner import run_model

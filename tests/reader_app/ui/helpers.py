@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from sqlmodel import Session, col, select
 from streamlit.testing.v1 import AppTest
@@ -15,15 +18,23 @@ def progress_text(at: AppTest) -> str:
     return bars[0].proto.text if bars else ""
 
 
+def field(widgets: Iterable[Any], name: str) -> Any:
+    """The widget of the answer form's field ``name`` in the form's current drawing
+    (keyed ``<name>__<drawing>``, see answer_form.field_key)."""
+    found = [w for w in widgets if re.fullmatch(rf"{name}__\d+", getattr(w, "key", None) or "")]
+    assert len(found) == 1, f"{len(found)} widgets for the form field {name!r}"
+    return found[0]
+
+
 def answer(at: AppTest, diagnosis: str, likert: int) -> AppTest:
-    at.text_input(key="diagnosis").set_value(diagnosis)
-    at.radio(key="likert").set_value(likert)
-    return at.button(key="submit").click().run()
+    field(at.text_input, "diagnosis").set_value(diagnosis)
+    field(at.radio, "likert").set_value(likert)
+    return field(at.button, "submit").click().run()
 
 
 def answer_idk(at: AppTest) -> AppTest:
-    at.button(key="idk").click().run()
-    return at.button(key="submit").click().run()
+    field(at.checkbox, "idk").check()
+    return field(at.button, "submit").click().run()
 
 
 def responses(session: Session) -> list[Response]:
@@ -47,3 +58,18 @@ def texts(at: AppTest) -> str:
 def images(at: AppTest) -> list[str]:
     """The URL of every image on the page (a list given to one st.image counts each)."""
     return [url for element in at.get("image") for url in element.value]  # type: ignore[attr-defined]
+
+
+def viewer_data(at: AppTest) -> dict[str, Any]:
+    """The data the case viewer element was given (windows, frames, labels, URLs)."""
+    (element,) = [e for e in at.get("bidi_component") if getattr(e, "key", None) == "viewer"]
+    return dict(json.loads(element.proto.json))  # type: ignore[attr-defined]
+
+
+def viewer_images(at: AppTest) -> list[str]:
+    """Every frame URL the case viewer was given (all windows), none if no viewer."""
+    found = [e for e in at.get("bidi_component") if getattr(e, "key", None) == "viewer"]
+    if not found:
+        return []
+    data = json.loads(found[0].proto.json)  # type: ignore[attr-defined]
+    return [f["url"] for w in data["windows"] for f in w["images"]]

@@ -3,7 +3,6 @@ report; empty states; the role gate; hostile names shown as text."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from tests.reader_app.analysis.scenario import (
     simulate_reader,
 )
 from tests.reader_app.ui.helpers import texts
+from tests.support.text import plain
 
 MAIN = Path(__file__).resolve().parents[3] / "reader_app" / "main.py"
 
@@ -34,11 +34,6 @@ PAGES = {
     "runs": "ui/pages/analyst_runs.py",
     "report": "ui/pages/report.py",
 }
-
-
-def plain(markdown: str) -> str:
-    """The visible text of a message escaped with safe_text.escape_markdown."""
-    return re.sub(r"\\(.)", r"\1", markdown.replace("\u2060", "").replace("  \n", "\n"))
 
 
 def _boot(at: AppTest, n: int) -> AppTest:

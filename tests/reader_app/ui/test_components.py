@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from reader_app.exam.next_case import CaseView, ImageView
 from reader_app.ingest.assets import store_asset
 from reader_app.settings import Settings, load_settings
 from tests.factories import phantom_png
+from tests.reader_app.ui.helpers import field, images, viewer_data
 
 
 @pytest.fixture
@@ -38,72 +40,140 @@ def _case(asset_dir: Path, kind: str, windows: tuple[str, ...], n: int) -> CaseV
 def _form_app() -> None:
     import streamlit as st
 
-    from reader_app.ui.components.answer_form import answer_form
+    from reader_app.ui.components.answer_form import FormValues, answer_form, clear_form
 
-    def on_submit() -> None:
+    def on_submit(values: FormValues) -> None:
         st.session_state["submitted"] = (
-            st.session_state["diagnosis"],
-            st.session_state["likert"],
-            st.session_state.get("_idk"),
-            st.session_state["case_token"],
+            values.diagnosis,
+            values.likert,
+            values.idk,
+            values.case_token,
         )
+        if st.session_state.get("next_case_after_submit"):
+            st.session_state["case"] = "c456"
+            clear_form()
 
-    answer_form(on_submit, case_public_id="c123", likert_labels=["g", "u", "m", "c", "s"])
+    case = st.session_state.setdefault("case", "c123")
+    answer_form(on_submit, case_public_id=case, likert_labels=["g", "u", "m", "c", "s"])
 
 
 def test_answer_form_keys_labels_idk_and_token() -> None:
     at = AppTest.from_function(_form_app, default_timeout=30).run()
-    assert {w.key for w in at.text_input} == {"diagnosis", "case_token"}
-    assert at.text_input(key="case_token").value == "c123"
-    assert at.radio(key="likert").options == ["0 · g", "1 · u", "2 · m", "3 · c", "4 · s"]
-    at.text_input(key="diagnosis").set_value("Osteoma")
-    at.radio(key="likert").set_value(4)
-    at.button(key="submit").click().run()
-    assert at.session_state["submitted"] == ("Osteoma", 4, None, "c123")
-    at.button(key="idk").click().run()
-    assert at.text_input(key="diagnosis").value == "" and at.radio(key="likert").value is None
-    assert at.text_input(key="diagnosis").disabled
-    at.button(key="submit").click().run()
-    assert at.session_state["submitted"] == ("", None, True, "c123")
+    assert {w.key for w in at.text_input} == {
+        "diagnosis__0",
+        "case_token__0",
+        "active_ms__0",
+        "viewer_interaction__0",
+        "location__0",  # the location step's marker (grounding studies), filled by the script
+    }
+    assert field(at.text_input, "case_token").value == "c123"
+    assert field(at.radio, "likert").value is None  # nothing pre-selected
+    assert field(at.radio, "likert").options == ["0 · g", "1 · u", "2 · m", "3 · c", "4 · s"]
+    field(at.text_input, "diagnosis").set_value("Osteoma")
+    field(at.radio, "likert").set_value(4)
+    field(at.button, "submit").click().run()
+    assert at.session_state["submitted"] == ("Osteoma", 4, False, "c123")
+    # a form: the fields keep what is on screen and travel together with the submit
+    field(at.checkbox, "idk").check()
+    field(at.button, "submit").click().run()
+    assert at.session_state["submitted"] == ("Osteoma", 4, True, "c123")
 
 
-def _spot_app(case: object) -> None:  # annotations are evaluated in the AppTest script
+def test_a_new_case_gets_new_widgets_and_a_submit_is_read_from_its_own_drawing() -> None:
+    """The next case's form is a new drawing: new widget keys (nothing the browser holds for
+    the old ones can ride along), empty, and its submit is bound to the new case."""
+    at = AppTest.from_function(_form_app, default_timeout=30)
+    at.session_state["next_case_after_submit"] = True
+    at.run()
+    field(at.text_input, "diagnosis").set_value("Osteoma")
+    field(at.radio, "likert").set_value(4)
+    field(at.button, "submit").click().run()
+    assert at.session_state["submitted"] == ("Osteoma", 4, False, "c123")
+    assert {w.key for w in at.radio} == {"likert__1"}
+    assert field(at.text_input, "case_token").value == "c456"
+    assert (field(at.text_input, "diagnosis").value, field(at.radio, "likert").value) == ("", None)
+    field(at.checkbox, "idk").check()
+    field(at.button, "submit").click().run()
+    assert at.session_state["submitted"] == ("", None, True, "c456")
+    assert {w.key for w in at.checkbox} == {"idk__2"}
+
+
+def _viewer_app(case: object, windows: tuple[str, ...] = ()) -> None:
     from reader_app.ui.components.case_viewer import show_case_images
 
-    show_case_images(case)  # type: ignore[arg-type]
+    show_case_images(case, windows=windows)  # type: ignore[arg-type]
 
 
-def test_spot_viewer_presets_and_enlarge(fresh_caches: Settings) -> None:
+def test_spot_viewer_offers_every_window_in_preset_order(fresh_caches: Settings) -> None:
     case = _case(fresh_caches.asset_dir, "spot", ("file", "lung"), 1)
-    at = AppTest.from_function(_spot_app, args=(case,), default_timeout=30).run()
+    at = AppTest.from_function(_viewer_app, args=(case, ("file",)), default_timeout=30).run()
     assert not at.exception
-    assert at.segmented_control(key="window").options == ["Lung", "Original"]
-    assert len(at.get("image")) == 1
-    at.segmented_control(key="window").set_value("file").run()
-    assert at.session_state["_windows_seen"] == {"lung", "file"}
-    at.button(key="enlarge").click().run()
-    assert at.session_state["_enlarged"] is True
-    assert len(at.get("image")) == 2  # the page's image and the dialog's
+    data = viewer_data(at)
+    assert data["kind"] == "spot" and data["case"] == "cpublic"
+    assert [(w["name"], w["label"]) for w in data["windows"]] == [
+        ("lung", "Lung"),
+        ("file", "Original"),
+    ]
+    assert data["window"] == 1  # opens on the study's default window, "file"
+    assert not images(at)  # no st.image: the viewer element shows the images
+    assert all(len(w["images"]) == 1 for w in data["windows"])
+    assert "zoom" in data["help"] and "window" in data["help"]
 
 
-def test_spot_viewer_with_one_window_has_no_presets(fresh_caches: Settings) -> None:
-    case = _case(fresh_caches.asset_dir, "spot", ("",), 2)
-    at = AppTest.from_function(_spot_app, args=(case,), default_timeout=30).run()
-    assert not any(s.key == "window" for s in at.segmented_control)
-    assert at.segmented_control(key="image").options == ["Image 1", "Image 2"]
-
-
-def test_strip_viewer_slider_buttons_and_grid(fresh_caches: Settings) -> None:
+def test_viewer_frames_are_the_stored_pngs(fresh_caches: Settings) -> None:
     case = _case(fresh_caches.asset_dir, "strip", ("lung", "bone"), 16)
-    at = AppTest.from_function(_spot_app, args=(case,), default_timeout=30).run()
-    assert at.slider(key="slice").max == 16
-    assert len(at.get("image")) == 2  # the large slice, and the grid as one list of 16
-    assert sum(len(img.value) for img in at.get("image")) == 17  # type: ignore[attr-defined]
-    assert at.button(key="slice_prev").disabled
-    at.button(key="slice_next").click().run()
-    assert at.slider(key="slice").value == 2
-    captions = [c for img in at.get("image") for c in img.captions]  # type: ignore[attr-defined]
-    assert "▶ 2/16" in captions  # the grid marks the slice in the large viewer
+    at = AppTest.from_function(_viewer_app, args=(case,), default_timeout=30).run()
+    data = viewer_data(at)
+    assert data["kind"] == "strip"
+    frames = [f for w in data["windows"] for f in w["images"]]
+    assert [f["sha256"] for f in frames] == case.reader_sha256  # every slice, stored order
+    assert [f["label"] for f in data["windows"][0]["images"]] == [f"{j}/16" for j in range(1, 17)]
+    # the media URL is Streamlit's hash of the very bytes: st.image would give the same
+    one = AppTest.from_function(_image_app, args=(case.images[0].sha256,)).run()
+    assert frames[0]["url"].endswith(images(one)[0].rsplit("/", 1)[1])
+
+
+def _image_app(sha: str) -> None:
+    import streamlit as st
+
+    from reader_app.ui.context import asset_bytes
+
+    st.image(asset_bytes(sha), output_format="PNG")
+
+
+def test_spot_with_several_images_steps_like_a_stack(fresh_caches: Settings) -> None:
+    case = _case(fresh_caches.asset_dir, "spot", ("",), 2)
+    at = AppTest.from_function(_viewer_app, args=(case,), default_timeout=30).run()
+    data = viewer_data(at)
+    assert data["kind"] == "spot"
+    assert [f["label"] for f in data["windows"][0]["images"]] == ["Image 1/2", "Image 2/2"]
+    assert data["help"].startswith("Arrow keys: images")
+
+
+def test_clean_interaction_keeps_known_fields_of_the_right_type() -> None:
+    from reader_app.ui.components.case_viewer import clean_interaction
+
+    raw = {
+        "case": "c1",
+        "slices_visited": [3, 1, 3, "x", -2, 2.0],
+        "windows_used": ["lung", 7, "bone"],
+        "zoom_used": True,
+        "pan_used": "yes",  # not a boolean: treated as not used
+        "max_zoom": 2.456,
+        "thumbnail_clicks": 2,
+        "fullscreen_s": -4,
+        "extra": "dropped",
+    }
+    assert clean_interaction(raw) == {
+        "slices_visited": [1, 2, 3],
+        "windows_used": ["lung", "bone"],
+        "zoom_used": True,
+        "pan_used": False,
+        "one_to_one_used": False,
+        "max_zoom": 2.46,
+        "thumbnail_clicks": 2,
+        "fullscreen_s": 0.0,
+    }
 
 
 def _header_app(paused: bool) -> None:
@@ -197,3 +267,13 @@ def test_sign_in_panel_messages() -> None:
     assert "signed out" in at.run().success[0].value
     at.session_state["_auth_error"] = "This sign-in link has been revoked."
     assert "revoked" in at.run().error[0].value
+
+
+def test_the_exam_script_survives_the_html_sanitiser() -> None:
+    """st.html passes its body through DOMPurify, which silently drops a <script> whose text
+    looks like markup (a comment saying "<name>" was enough): drafts, active time and
+    Ctrl+Enter would all be gone without an error."""
+    from reader_app.ui.components.answer_form import EXAM_SCRIPT
+
+    body = EXAM_SCRIPT.split("<script>", 1)[1].rsplit("</script>", 1)[0]
+    assert not re.findall(r"<[A-Za-z/!?].{0,20}", body)

@@ -3,7 +3,6 @@ grading progress, lock and close, invites (bulk, download, revoke), the case ban
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 import pytest
@@ -15,18 +14,15 @@ from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
 from tests.reader_app.analysis.scenario import plan_for, simulate_reader
 from tests.reader_app.ui.helpers import texts
+from tests.support.text import plain
 
 PAGES = {
     "progress": "ui/pages/coordinator.py",
     "invites": "ui/pages/coordinator_invites.py",
     "cases": "ui/pages/coordinator_cases.py",
     "exports": "ui/pages/analyst_exports.py",
+    "key": "ui/pages/answer_key.py",
 }
-
-
-def plain(markdown: str) -> str:
-    """The visible text of a message escaped with safe_text.escape_markdown."""
-    return re.sub(r"\\(.)", r"\1", markdown.replace("\u2060", "").replace("  \n", "\n"))
 
 
 @pytest.fixture
@@ -96,6 +92,25 @@ def test_case_bank_with_thumbnails(coordinator_app: tuple[AppTest, Study]) -> No
     assert "<i>42</i>" in [t.value for t in at.text]  # the history, as plain text
     at.switch_page(PAGES["exports"]).run()
     assert not at.exception
+
+
+def test_answer_key_shows_reference_regions_to_the_coordinator(
+    app_for: Callable[..., AppTest], session: Session, settings: Settings
+) -> None:
+    study = make_study(
+        session,
+        settings.asset_dir,
+        n_cases=3,
+        reference_regions=[None, "3:1.5,2,10,8", None],
+        reference_masks=[None, None, b"stored mask bytes"],
+    )
+    token = make_reader(session, study, code="C01", role="coordinator").token
+    at = app_for(token)
+    at.switch_page(PAGES["key"]).run()
+    assert not at.exception
+    (frame,) = at.dataframe  # the key table
+    table = frame.value
+    assert list(table["reference region"]) == ["", "3:1.5,2,10,8", "mask"]
 
 
 def test_readers_cannot_reach_coordinator_pages(

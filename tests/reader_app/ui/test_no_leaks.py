@@ -1,10 +1,12 @@
-"""Nothing served to a reader reveals a case's answer, its source file or PHI.
+"""Nothing served to a reader reveals a case's answer, its reference region, its source file
+or PHI.
 
 The AppTest element tree is everything the server sends to the browser (the
 browser test checks the raw HTML and websocket frames too:
 tests/e2e/test_exam_reader.py). We walk a reader through practice, every
 scored case (spot and strip), a pause and the finish page, and search each
-screen for the answer keys, the manifest's file names and PHI-like strings.
+screen for the answer keys, the reference regions and mask (grounding on), the
+manifest's file names and PHI-like strings.
 """
 
 from __future__ import annotations
@@ -18,6 +20,13 @@ from reader_app.models import Case
 from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
 from tests.reader_app.ui.helpers import answer, answer_idk, texts
+from tests.support.grounding_truth import (
+    STRIP_REGION,
+    STRIP_REGIONS,
+    spot_mask,
+    study_case_ids,
+    truth_needles,
+)
 
 PRACTICE_KEY = "Reference practice answer Kerley B lines"
 SCORED_KEYS = ["Ewing sarcoma of the femur", "Tension pneumothorax right", "Pott disease T11"]
@@ -30,11 +39,12 @@ SOURCE_FILES = [
 PHI = ["DOE_JOHN", "19570312", "4471123", "Dr. Alice Reviewer", "st_marys_hospital"]
 
 
-def _forbidden(session: Session) -> list[str]:
+def _forbidden(session: Session, study_id: int) -> list[str]:
     synonyms = [f"dx{i}" for i in range(1, 4)]  # the scored cases' synonyms
     public = [c.public_id for c in session.exec(select(Case))]
     assert public  # sanity: ids exist, and they are not among the forbidden strings
-    return [*SCORED_KEYS, *SOURCE_FILES, *PHI, *synonyms]
+    truth = truth_needles(session, study_case_ids(session, study_id))
+    return [*SCORED_KEYS, *SOURCE_FILES, *PHI, *synonyms, *truth]
 
 
 def test_no_answer_source_or_phi_reaches_the_reader(
@@ -52,9 +62,14 @@ def test_no_answer_source_or_phi_reaches_the_reader(
         source_ids=SOURCE_FILES,
         diagnoses=[PRACTICE_KEY, *SCORED_KEYS],
         reviewed_by="Dr. Alice Reviewer",
+        config={"grounding": True, "grounding_required": False},
+        # practice, strip, spot, strip: boxes on the strips, a mask on the spot
+        reference_regions=[None, STRIP_REGION, None, STRIP_REGIONS],
+        reference_masks=[None, None, spot_mask(48, 64), None],
     )
     invite = make_reader(session, study, ready=True)
-    forbidden = _forbidden(session)
+    assert study.id is not None
+    forbidden = _forbidden(session, study.id)
     screens: list[tuple[str, str]] = []
 
     at = app_for(invite.token)
@@ -69,8 +84,7 @@ def test_no_answer_source_or_phi_reaches_the_reader(
             at.button(key="pause").click().run()
             screens.append(("paused", texts(at)))
             at.button(key="resume").click().run()
-            at.button(key="enlarge").click().run()
-            screens.append(("full resolution", texts(at)))
+            screens.append(("resumed", texts(at)))  # the viewer's data: labels, URLs, alt
         answer_idk(at) if n == 2 else answer(at, f"answer {n}", 2)
     screens.append(("finish", texts(at)))
     assert "finished" in screens[-1][1]

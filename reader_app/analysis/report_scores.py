@@ -1,0 +1,138 @@
+"""The Reports leaderboard: rubric scores (0-40) per responder, human pool vs each model.
+
+From the study's rubric grades (``grading.rubric.rubric_frame``: a human grade,
+else the two judges' agreed score) through ``scoring.rubric_scores``. Used by
+the leaderboard's Reports tab, the static report and the exports.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import pandas as pd
+from sqlmodel import Session
+
+from reader_app.analysis.mrmc import MRMC_COLUMNS, modality_of
+from reader_app.grading.rubric_grades import rubric_frame, rubric_tier
+from reader_app.models import Study
+from scoring import RubricScores, rubric_scores
+from scoring.rubric import TIERS
+
+TIER_NAMES: Final = tuple(name for name, _, _ in TIERS)  # best first
+REPORT_EXPORT_COLUMNS: Final = ("responder", "kind", "group", "case_id", "rubric", "tier")
+
+
+@dataclass(frozen=True)
+class ReportBoard:
+    frame: pd.DataFrame  # responder, kind, group, case_id, rubric
+    scores: RubricScores
+
+    @property
+    def empty(self) -> bool:
+        return self.frame.empty
+
+
+def report_board(
+    *, session: Session, study: Study, n_boot: int = 2000, seed: int = 0
+) -> ReportBoard:
+    assert study.id is not None
+    frame = rubric_frame(session=session, study_id=study.id)
+    scores = rubric_scores(frame, n_boot=n_boot, seed=seed, n_perm=n_boot)
+    return ReportBoard(frame, scores)
+
+
+def _fmt(value: object, digits: int = 1) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{float(value):.{digits}f}"  # type: ignore[arg-type]
+
+
+def display_reports(board: ReportBoard) -> pd.DataFrame:
+    """One row per responder and the pool: mean [CI], % of ceiling [CI], SD, median, tiers."""
+    rows = []
+    for r in board.scores.responders.to_dict("records"):
+        rows.append(
+            {
+                "Responder": r["responder"],
+                "Kind": r["kind"],
+                "Reports": int(r["n_cases"]),
+                "Total": _fmt(r["total"], 0) + f" / {int(r['ceiling'])}",
+                "Mean (0-40)": f"{_fmt(r['mean'])} [{_fmt(r['mean_ci_low'])}, "
+                f"{_fmt(r['mean_ci_high'])}]",
+                "% of ceiling": f"{_fmt(r['percent_of_ceiling'])} [{_fmt(r['percent_ci_low'])}, "
+                f"{_fmt(r['percent_ci_high'])}]",
+                "SD": _fmt(r["sd"]),
+                "Median": _fmt(r["median"]),
+                "Range": f"{_fmt(r['min'], 0)}-{_fmt(r['max'], 0)}",
+                **{name.capitalize(): int(r[f"n_{name}"]) for name in TIER_NAMES},
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def display_comparisons(board: ReportBoard) -> pd.DataFrame:
+    rows = []
+    for c in board.scores.comparisons.to_dict("records"):
+        rows.append(
+            {
+                "Model": c["model"],
+                "Paired reports": int(c["n_cases"]),
+                "Model mean": _fmt(c["model_mean"]),
+                "Pool mean": _fmt(c["pool_mean"]),
+                "Model - pool [95% CI]": f"{_fmt(c['diff'])} [{_fmt(c['diff_ci_low'])}, "
+                f"{_fmt(c['diff_ci_high'])}]",
+                "p (sign-flip)": _fmt(c["p_value"], 4),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def tier_counts(board: ReportBoard) -> pd.DataFrame:
+    """Long frame for the tier-distribution chart: name, kind, tier, count, share."""
+    rows = []
+    for r in board.scores.responders.to_dict("records"):
+        n = int(r["n_cases"]) or 1
+        for name in TIER_NAMES:
+            count = int(r[f"n_{name}"])
+            rows.append(
+                {
+                    "name": r["responder"],
+                    "kind": r["kind"],
+                    "tier": name.capitalize(),
+                    "count": count,
+                    "share": count / n,
+                }
+            )
+    return pd.DataFrame(rows, columns=["name", "kind", "tier", "count", "share"])
+
+
+def report_export(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rubric scores as rows, one per graded report, with the tier."""
+    out = frame.copy()
+    out["tier"] = [rubric_tier(int(s)) for s in out["rubric"]] if len(out) else []
+    return out[list(REPORT_EXPORT_COLUMNS)].reset_index(drop=True)
+
+
+def rubric_mrmc_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Report rows in the MRMC long format: the 0-40 score is the rating (``task`` report)."""
+    out = pd.DataFrame(
+        {
+            "reader": frame["responder"],
+            "case": frame["case_id"],
+            "modality": [
+                modality_of(k, r) for k, r in zip(frame["kind"], frame["responder"], strict=True)
+            ],
+            "score": frame["rubric"].astype(int),
+            "truth": np.ones(len(frame), dtype=int),
+            "kind": frame["kind"],
+            "group": frame["group"],
+            "status": "report",
+            "likert": pd.array([pd.NA] * len(frame), dtype="Int64"),
+            "points": np.full(len(frame), np.nan),
+            "task": "report",
+        }
+    )
+    return out[list(MRMC_COLUMNS)]

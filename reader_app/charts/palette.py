@@ -1,0 +1,84 @@
+"""Colours and line weights per responder, so 2 to 40 series stay apart.
+
+Kinds are told apart by colour family: human readers in cool colours (blues,
+greens, purples), model runs in warm ones (oranges, reds, pinks, browns). The
+human pool is near-black navy and drawn heaviest; the group pools are navy
+shades, drawn heavier than any single responder. Past the length of a family's
+list colours repeat, so every chart with per-responder series also has a
+legend selection (click an entry to bring that series forward) and tooltips.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import pandas as pd
+
+from reader_app.charts.vl import Spec, field
+
+POOL: Final = "#08306b"
+GROUP_POOLS: Final = ("#2c5d9c", "#4f86c6", "#1b4f72", "#6d9fd8", "#0b6e8a")
+HUMANS: Final = (
+    "#2171b5", "#41ab5d", "#6a51a3", "#1d91c0", "#238b45", "#807dba",
+    "#6baed6", "#006d2c", "#3f007d", "#41b6c4", "#74c476", "#9e9ac8",
+)  # fmt: skip
+MODELS: Final = (
+    "#d95f02", "#e7298a", "#a63603", "#fd8d3c", "#ce1256", "#bf812d",
+    "#cb181d", "#f768a1", "#8c510a", "#ff7f00", "#980043", "#fb6a4a",
+    "#dfa23d", "#67000d", "#f4a582", "#c51b7d",
+)  # fmt: skip
+WIDTH: Final = {"pool": 4.5, "group pool": 3.0, "model": 1.6, "reader": 1.6}
+DASH: Final = {"pool": [1, 0], "group pool": [1, 0], "model": [1, 0], "reader": [5, 2]}
+KIND_ORDER: Final = ("pool", "group pool", "model", "reader")
+
+
+def responders(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per series: name, arm, colour, stroke width, in legend order (pools, models,
+    readers, each in the order they come in ``frame``)."""
+    seen = frame[["name", "arm"]].drop_duplicates("name")
+    rank = {k: i for i, k in enumerate(KIND_ORDER)}
+    seen = seen.assign(_k=seen["arm"].map(rank)).sort_values("_k", kind="stable")
+    colours, counters = [], {"group pool": 0, "model": 0, "reader": 0}
+    for arm in seen["arm"]:
+        if arm == "pool":
+            colours.append(POOL)
+            continue
+        family = {"group pool": GROUP_POOLS, "model": MODELS}.get(str(arm), HUMANS)
+        colours.append(family[counters[str(arm)] % len(family)])
+        counters[str(arm)] += 1
+    return pd.DataFrame(
+        {
+            "name": seen["name"].astype(str).to_numpy(),
+            "arm": seen["arm"].astype(str).to_numpy(),
+            "colour": colours,
+            "width": [WIDTH[str(a)] for a in seen["arm"]],
+        }
+    )
+
+
+def with_weights(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` plus the line width of each row's series (column ``weight``)."""
+    return frame.assign(weight=frame["arm"].map(WIDTH).astype(float))
+
+
+def name_color(frame: pd.DataFrame, selection: str | None = None) -> Spec:
+    """Colour by responder name, families by kind, with a legend listing every series
+    (``selection``: the name of the legend's selection parameter, if it has one)."""
+    series = responders(frame)
+    n = len(series)
+    legend = {
+        "title": "click to highlight (shift: several)" if selection is not None else None,
+        "symbolLimit": 0,
+        "labelLimit": 220,
+        "columns": 2 if n > 22 else 1,
+        "orient": "right",
+        "symbolType": "stroke",
+        "symbolStrokeWidth": 3,
+        "labelFontSize": 11,
+    }
+    return field(
+        "name:N",
+        scale={"domain": list(series["name"]), "range": list(series["colour"])},
+        sort=list(series["name"]),
+        legend=legend,
+    )

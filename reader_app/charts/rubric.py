@@ -1,0 +1,53 @@
+"""The report rubric's tier distribution: per responder, the share of reports in each tier."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import pandas as pd
+
+from reader_app.charts.builders import WIDTH, Figure
+from reader_app.charts.vl import field, mark, values
+
+TIER_COLORS: Final = {  # best first, SCORING.md section 6
+    "Exceptional": "#006d2c",
+    "Strong": "#31a354",
+    "Solid": "#a1d99b",
+    "Mixed": "#fdae6b",
+    "Poor": "#e6550d",
+    "Fail": "#a50f15",
+}
+
+
+def tier_distribution_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figure:
+    """Stacked 100% bars: ``name``, ``kind``, ``tier``, ``count``, ``share`` (tier_counts)."""
+    names = list(dict.fromkeys(str(v) for v in frame["name"]))
+    data = frame.assign(order=[list(TIER_COLORS).index(t) for t in frame["tier"]])
+    return {
+        "data": values(data),
+        "mark": mark("bar", height={"band": 0.7}),
+        "encoding": {
+            "x": field(
+                "share:Q",
+                stack="normalize",
+                title="Share of graded reports",
+                axis={"format": "%"},
+            ),
+            "y": field("name:N", sort=names, title=None),
+            "color": field(
+                "tier:N",
+                scale={"domain": list(TIER_COLORS), "range": list(TIER_COLORS.values())},
+                title="Tier",
+            ),
+            "order": field("order:Q"),
+            "tooltip": [
+                field("name:N"),
+                field("tier:N"),
+                field("count:Q"),
+                field("share:Q", format=".0%"),
+            ],
+        },
+        "width": WIDTH,
+        "height": {"step": 30},  # 30 px per responder, title and axes on top
+        "title": title or "Report rubric tiers (0-40)",
+    }

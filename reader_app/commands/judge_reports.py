@@ -1,0 +1,99 @@
+"""``readerstudy judge-reports STUDY``: the two rubric judges score the study's reports.
+
+Every report (a reader's or a model's Findings + Impression) without a human
+grade and without a judgement under the judge prompt's version is put to both
+judges with the case's reference report. Scores within ``--gap`` points agree
+(the report's score is their mean, rounded half up); a wider gap sends the
+report to the adjudicators' blinded "Reports" queue. Replies are cached: the
+same report text costs one call per judge. See docs/bench2.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from reader_app.commands.common import (
+    CommandError,
+    cli_session,
+    fail,
+    require_study,
+    settings_or_exit,
+)
+from reader_app.grading.config import GradingConfigError
+from reader_app.grading.diagnosis_judge import DEFAULT_KEY_ENV, JudgeConfig
+from reader_app.grading.rubric_judge import (
+    DEFAULT_GAP,
+    RUBRIC_JUDGE_PROMPT,
+    judge_study_reports,
+    load_judge_prompt,
+)
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "judge-reports",
+        help="score a study's reports 0-40 with two LLM rubric judges (Bench 2)",
+        description=(__doc__ or "").replace("``", ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("study", help="study slug")
+    p.add_argument(
+        "--judge",
+        nargs=2,
+        action="append",
+        metavar=("URL", "MODEL"),
+        help="an OpenAI-compatible judge (give two); default: the study's [[grading.judges]]",
+    )
+    p.add_argument(
+        "--gap",
+        type=int,
+        default=None,
+        help=f"judges further apart than this go to the human queue (default: the study's "
+        f"grading.rubric_gap, else {DEFAULT_GAP})",
+    )
+    p.add_argument(
+        "--prompt",
+        default=RUBRIC_JUDGE_PROMPT,
+        help=f"judge prompt version (default {RUBRIC_JUDGE_PROMPT}); a new one re-judges",
+    )
+    p.add_argument(
+        "--judge-key-env",
+        default=DEFAULT_KEY_ENV,
+        help=f"environment variable holding the judges' API key (default {DEFAULT_KEY_ENV})",
+    )
+    p.add_argument(
+        "--judge-timeout", type=float, default=60.0, help="seconds per judge call (default 60)"
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = settings_or_exit()
+    try:
+        prompt = load_judge_prompt(args.prompt)
+        if args.judge is not None and len(args.judge) != 2:
+            raise CommandError("--judge: give exactly two judges")
+        judges = (
+            None
+            if args.judge is None
+            else [
+                JudgeConfig(
+                    url=u, model=m, api_key_env=args.judge_key_env, timeout_s=args.judge_timeout
+                )
+                for u, m in args.judge
+            ]
+        )
+        with cli_session(settings) as session:
+            study = require_study(session, args.study)
+            report = judge_study_reports(
+                session=session, study=study, judges=judges, prompt=prompt, gap=args.gap
+            )
+    except (CommandError, GradingConfigError, FileNotFoundError) as exc:
+        return fail(str(exc))
+    print(
+        f"judged {report.asked} report(s) with prompt {report.prompt_version}: "
+        f"{report.agreed} agreed, {report.disagreements} sent to the Reports queue "
+        f"(gap over the limit), {report.errors} error(s) (asked again next run), "
+        f"{report.no_reference} without a reference report"
+    )
+    return 0

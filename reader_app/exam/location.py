@@ -1,0 +1,95 @@
+"""The reader's location step (grounding): check the marker the browser sent.
+
+The viewer (ui/static/viewer.js) keeps one marker per case in stored-image
+pixels; the exam page's script copies it into the form's hidden ``location``
+field just before a submit, as JSON ``{"case", "x", "y", "slice"}``, next to
+the form's "No focal finding" checkbox. What the browser sends is input:
+:func:`location_answer` accepts a point only when it is finite, on the stored
+image (``0 <= x <= width``, ``0 <= y <= height``) and, for a strip, on one of
+its slices; it returns the ``responses.location_json`` text
+(:func:`reader_app.grounding.location_json`). Nothing here knows the
+reference region: the page never gets it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from reader_app.exam.next_case import CaseView, ImageView
+from reader_app.exam.submit import AnswerError
+from reader_app.exam.windows import group_by_window
+from reader_app.grounding import location_json
+from scoring.regions import Location
+
+MAX_SENT_CHARS = 500  # {"case": ..., "x": ..., "y": ..., "slice": ...} is under 100
+MISSING = "Mark the finding on the image, or choose “No focal finding”."
+OFF_IMAGE = "The marker is not on the image: place it again, or choose “No focal finding”."
+
+
+def location_answer(
+    sent: str,
+    *,
+    case: CaseView,
+    no_focal_finding: bool,
+    required: bool,
+) -> str | None:
+    """The location to store with this answer, or None when none was given (and none is
+    required). A marker for another case (a stale page) counts as none."""
+    if no_focal_finding:
+        return location_json(None, no_focal_finding=True)
+    point = _sent_point(sent, case.public_id)
+    if point is None:
+        if required:
+            raise AnswerError(MISSING, field="location")
+        return None
+    return location_json(_on_image(point, case))
+
+
+def _sent_point(sent: str, case_public_id: str) -> dict[str, Any] | None:
+    if not sent or len(sent) > MAX_SENT_CHARS:
+        return None
+    try:
+        value = json.loads(sent)
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or value.get("case") != case_public_id:
+        return None
+    return value
+
+
+def _on_image(point: dict[str, Any], case: CaseView) -> Location:
+    """The point as a Location, or AnswerError when it is not on the case's stored image."""
+    x: Any = point.get("x")
+    y: Any = point.get("y")
+    slice_no: Any = point.get("slice")
+    if not (_number(x) and _number(y)):
+        raise AnswerError(OFF_IMAGE, field="location")
+    frames = _frames(case)
+    if case.kind == "strip" and len(frames) > 1:
+        if not _whole(slice_no) or not 1 <= slice_no <= len(frames):
+            raise AnswerError(OFF_IMAGE, field="location")
+        image = frames[slice_no - 1]
+    else:
+        if slice_no is not None or not frames:
+            raise AnswerError(OFF_IMAGE, field="location")
+        image = frames[0]
+    if not (0 <= x <= image.width and 0 <= y <= image.height):
+        raise AnswerError(OFF_IMAGE, field="location")
+    return Location(x=float(x), y=float(y), slice=slice_no)
+
+
+def _frames(case: CaseView) -> list[ImageView]:
+    """The images a marker can sit on: the first window's (every window has the same
+    geometry; a strip's slices are numbered as the viewer numbers them)."""
+    groups = group_by_window(case.reader_images)
+    return next(iter(groups.values()), [])
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -1,0 +1,93 @@
+"""The stored report rubric grades, read for analysis: ``rubric_frame`` and the tiers.
+
+Apart from ``grading.rubric`` (the adjudicator's queue and grading, which
+reaches the judges' HTTP client and the answer matcher): the leaderboard, the
+exports and the static report read grades through this module only, so a page
+that shows rubric scores imports none of that (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from sqlmodel import Session, col, select
+
+from reader_app.errors import ReaderStudyError
+from reader_app.models import Case, Response, RubricGrade, RubricJudgement
+from reader_app.results import responder_columns
+
+RUBRIC_MAX = 40
+# (tier, lowest, highest), best first: SCORING.md section 6
+RUBRIC_TIERS = (
+    ("Exceptional", 38, 40),
+    ("Strong", 32, 37),
+    ("Solid", 24, 31),
+    ("Mixed", 16, 23),
+    ("Poor", 8, 15),
+    ("Fail", 0, 7),
+)
+RUBRIC_COLUMNS = ["responder", "kind", "group", "case_id", "rubric"]
+
+
+class RubricError(ReaderStudyError, ValueError):
+    """The grade cannot be stored; the message is meant for the adjudicator."""
+
+
+def rubric_tier(score: int) -> str:
+    for name, low, high in RUBRIC_TIERS:
+        if low <= score <= high:
+            return name
+    raise RubricError(f"a rubric grade is a whole number 0..{RUBRIC_MAX}")
+
+
+def agreed_judgements(session: Session, study_id: int) -> dict[int, int]:
+    """response id -> the judges' agreed score (active judgements only)."""
+    rows = session.exec(
+        select(RubricJudgement.response_id, RubricJudgement.score)
+        .join(Response, col(Response.id) == RubricJudgement.response_id)
+        .where(
+            Response.study_id == study_id,
+            col(RubricJudgement.active).is_(True),
+            RubricJudgement.status == "agree",
+        )
+    ).all()
+    return {rid: int(score) for rid, score in rows if score is not None}
+
+
+def rubric_frame(*, session: Session, study_id: int) -> pd.DataFrame:
+    """Active rubric grades, one row per graded report: responder, kind, group, case_id, rubric.
+
+    A human grade where there is one, else the judges' agreed score.
+
+    The same shape as the tidy frame's identity columns, for scoring's
+    ``rubric_summary``. Like ``results.tidy_responses`` it is for analysis
+    code; pages that show it check the role themselves.
+    """
+    rows = session.exec(
+        select(RubricGrade.score, Response, Case.source_id)
+        .join(Response, col(Response.id) == RubricGrade.response_id)
+        .join(Case, col(Case.id) == Response.case_id)
+        .where(Response.study_id == study_id, col(RubricGrade.active).is_(True))
+        .order_by(col(Response.id))
+    ).all()
+    human = {resp.id for _, resp, _ in rows}
+    agreed = agreed_judgements(session, study_id)
+    judged = session.exec(
+        select(Response, Case.source_id)
+        .join(Case, col(Case.id) == Response.case_id)
+        .where(col(Response.id).in_([rid for rid in agreed if rid not in human]))
+        .order_by(col(Response.id))
+    ).all()
+    rows = [*rows, *((agreed[resp.id or 0], resp, source_id) for resp, source_id in judged)]
+    responder = responder_columns(session=session, study_id=study_id)
+    records = []
+    for score, resp, source_id in rows:
+        records.append(
+            {
+                **responder(resp),
+                "case_id": source_id,
+                "rubric": int(score),
+            }
+        )
+    frame = pd.DataFrame.from_records(records, columns=RUBRIC_COLUMNS)
+    frame["rubric"] = frame["rubric"].astype("Int64")
+    return frame

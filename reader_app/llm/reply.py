@@ -1,0 +1,90 @@
+"""One reply-content normalizer for chat-completions bodies, shared by runs and judges."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_INT_DIGITS = 18
+
+
+class ReplyShapeError(ValueError):
+    """A 200 whose body is not a chat completion."""
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """One successful completion.
+
+    ``text`` is the assistant's text (string content, the text parts of list
+    content, or the refusal when there is no text); ``model`` is the model the
+    server says answered (``""`` when it does not say).
+    """
+
+    text: str
+    model: str = ""
+    usage: dict[str, int] = field(default_factory=dict)
+    latency_s: float = 0.0
+    attempts: int = 1
+    finish_reason: str | None = None
+
+
+def _bounded_int(digits: str) -> int | None:
+    return int(digits) if len(digits.lstrip("-")) <= MAX_INT_DIGITS else None
+
+
+def reply_text(message: Mapping[str, Any]) -> str:
+    """The text of a chat message whose content is a string or a list of parts
+    (``{"type": "text", "text": ...}``, ``output_text`` parts, or bare strings);
+    when there is no text, the model's refusal message (the parser makes it a failure)."""
+    content = message.get("content")
+    text = ""
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        pieces = []
+        for part in content:
+            if isinstance(part, str):
+                pieces.append(part)
+            elif isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                pieces.append(part["text"])
+        text = "".join(pieces)
+    refusal = message.get("refusal")
+    if not text.strip() and isinstance(refusal, str):
+        return refusal
+    return text
+
+
+def parse_completion(data: bytes, *, latency_s: float, attempts: int) -> ChatReply:
+    """A chat-completions body -> ChatReply; ReplyShapeError for anything else.
+
+    Bounded: huge integers are not converted and deep nesting is an error,
+    never a RecursionError.
+    """
+    try:
+        payload = json.loads(data.decode("utf-8", errors="replace"), parse_int=_bounded_int)
+        choice = payload["choices"][0]
+        message = choice.get("message")
+        if not isinstance(message, Mapping):
+            raise TypeError("no message")
+        text = reply_text(message)
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError) as exc:
+        raise ReplyShapeError(f"not a chat-completions reply ({type(exc).__name__})") from exc
+    raw_usage = payload.get("usage")
+    usage = {
+        str(k): int(v)
+        for k, v in (raw_usage.items() if isinstance(raw_usage, Mapping) else [])
+        if isinstance(v, int) and not isinstance(v, bool)
+    }
+    model = payload.get("model")
+    finish = choice.get("finish_reason")
+    return ChatReply(
+        text=text,
+        model=model[:200] if isinstance(model, str) else "",
+        usage=usage,
+        latency_s=round(latency_s, 4),
+        attempts=attempts,
+        finish_reason=finish[:64] if isinstance(finish, str) else None,
+    )

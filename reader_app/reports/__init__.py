@@ -1,0 +1,1 @@
+"""Bench 2 report answers: reference reports, reader drafts, the rubric judge's records."""

@@ -1,0 +1,338 @@
+"""``StudyConfig``: a study's settings (``study.toml``), one typed schema with one set of defaults.
+
+The importer parses ``study.toml`` strictly (``StudyConfig.parse``: an unknown
+key or a bad value is refused, naming the key) and stores ``to_json()`` as
+``Study.config_json``. The exam and grading read it back with
+``StudyConfig.from_stored``, which falls back to the same defaults for a
+missing or malformed value, so a study built another way (tests, older
+imports) never breaks a reader's exam.
+
+    title = "Chest study"
+    consent = "..."
+    practice_count = 1
+    allow_revisions = false
+    likert_labels = ["...", "...", "...", "...", "..."]   # anchors 0..4
+    report_fields = ["findings", "impression"]          # or true / false
+    default_windows = ["lung"]
+    theme = "dark"                 # the exam page: "dark" (reading room) or "light"
+    answer = "diagnosis"           # or "report" (Findings + Impression); the manifest may override
+    grounding = true               # readers mark where the finding is (SCORING.md section 8)
+    grounding_required = true      # false: the marker is optional
+    grounding_tolerance_px = 0     # a box grows by this many stored-image pixels for a hit
+
+    [grading]
+    adjudication = "double"        # "single" (default) or "double"
+    rubric_gap = 8                 # report judges further apart go to an adjudicator
+    [[grading.judges]]             # optional; two or more, all must agree
+    url = "http://127.0.0.1:8000/v1"
+    model = "judge-a"
+    api_key_env = "READERSTUDY_JUDGE_API_KEY"
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from reader_app.errors import ReaderStudyError
+from reader_app.ingest.windows import WINDOW_PRESETS
+from reader_app.text_rules import MAX_CONSENT, MAX_LABEL, MAX_TITLE, text_problem
+
+DEFAULT_LIKERT: tuple[str, str, str, str, str] = (
+    "Not at all confident",
+    "Slightly confident",
+    "Moderately confident",
+    "Very confident",
+    "Completely confident",
+)
+REPORT_FIELDS = ("findings", "impression")  # the free-text columns a response can hold
+ADJUDICATION_MODES = ("single", "double")
+THEMES = ("dark", "light")
+ANSWER_MODES = ("diagnosis", "report")  # what a case asks for; the manifest may override
+KEYS = (
+    "title",
+    "consent",
+    "practice_count",
+    "allow_revisions",
+    "likert_labels",
+    "report_fields",
+    "default_windows",
+    "theme",
+    "answer",
+    "grounding",
+    "grounding_required",
+    "grounding_tolerance_px",
+    "grading",
+)
+GRADING_KEYS = ("adjudication", "judges", "rubric_gap")
+DEFAULT_RUBRIC_GAP = 8  # judges further apart than this (0..40) go to an adjudicator
+JUDGE_KEYS = ("url", "model", "api_key_env", "timeout_s", "max_attempts", "deadline_s")
+
+
+class StudyConfigError(ReaderStudyError, ValueError):
+    """A setting cannot be used; ``key`` names it (``grading.judges[1].url``)."""
+
+    def __init__(self, key: str, why: str) -> None:
+        super().__init__(f"key {key!r}: {why}")
+        self.key = key
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """A ``[[grading.judges]]`` table; None takes ``diagnosis_judge.JudgeConfig``'s default."""
+
+    url: str
+    model: str
+    api_key_env: str | None = None
+    timeout_s: float | None = None
+    max_attempts: int | None = None
+    deadline_s: float | None = None  # a whole request's limit; None: JudgeConfig's (4 x timeout)
+
+
+@dataclass(frozen=True)
+class GradingSettings:
+    adjudication: str = "single"
+    judges: tuple[JudgeSpec, ...] = ()
+    rubric_gap: int = DEFAULT_RUBRIC_GAP
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    title: str
+    consent: str = ""  # empty: no consent step
+    practice_count: int | None = None  # None: every case the manifest marks practice
+    allow_revisions: bool = False
+    likert_labels: tuple[str, str, str, str, str] = DEFAULT_LIKERT
+    report_fields: tuple[str, ...] = ()
+    default_windows: tuple[str, ...] = ()
+    theme: str = "dark"  # the exam page: "dark" (reading room) or "light"
+    answer: str = "diagnosis"  # the study's answer mode; a manifest row may override it
+    grounding: bool = False  # readers place one marker per case (or "no focal finding")
+    grounding_required: bool = True
+    grounding_tolerance_px: float = 0.0
+    grading: GradingSettings = field(default_factory=GradingSettings)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        for key in ("likert_labels", "report_fields", "default_windows"):
+            data[key] = list(data[key])
+        data["grading"]["judges"] = [dict(j) for j in data["grading"]["judges"]]
+        return data
+
+    @classmethod
+    def parse(cls, raw: dict[str, Any], *, title: str, practice_cases: int) -> StudyConfig:
+        """Strict: the first unusable key raises StudyConfigError naming it."""
+        unknown = sorted(set(raw) - set(KEYS))
+        if unknown:
+            raise StudyConfigError(unknown[0], f"unknown key(s) {', '.join(unknown)}; known: "
+                                   f"{', '.join(KEYS)}")  # fmt: skip
+        config = cls(title=title, practice_count=practice_cases)
+        for key in ("title", "consent"):
+            if key in raw:
+                value = raw[key]
+                if not isinstance(value, str):
+                    raise StudyConfigError(key, "must be a string")
+                limit = MAX_TITLE if key == "title" else MAX_CONSENT
+                why = text_problem(value.strip(), max_chars=limit, multiline=key == "consent")
+                if why:
+                    raise StudyConfigError(key, why)
+                if key == "title":
+                    config = replace(config, title=value.strip() or config.title)
+                else:
+                    config = replace(config, consent=value.strip())
+        if "practice_count" in raw:
+            count = raw["practice_count"]
+            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                raise StudyConfigError("practice_count", "must be a whole number >= 0")
+            if count > practice_cases:
+                raise StudyConfigError(
+                    "practice_count",
+                    f"is {count} but the manifest marks {practice_cases} case(s) practice=true",
+                )
+            config = replace(config, practice_count=count)
+        if "allow_revisions" in raw:
+            if not isinstance(raw["allow_revisions"], bool):
+                raise StudyConfigError("allow_revisions", "must be true or false")
+            config = replace(config, allow_revisions=raw["allow_revisions"])
+        if "likert_labels" in raw:
+            config = replace(config, likert_labels=_labels(raw["likert_labels"]))
+        if "report_fields" in raw:
+            config = replace(config, report_fields=report_fields(raw["report_fields"]))
+        if "default_windows" in raw:
+            wins = raw["default_windows"]
+            if not isinstance(wins, list) or not all(w in WINDOW_PRESETS for w in wins):
+                raise StudyConfigError(
+                    "default_windows", f"must be a list of {', '.join(WINDOW_PRESETS)}"
+                )
+            config = replace(config, default_windows=tuple(dict.fromkeys(wins)))
+        if "theme" in raw:
+            if raw["theme"] not in THEMES:
+                raise StudyConfigError("theme", f"must be one of {', '.join(THEMES)}")
+            config = replace(config, theme=raw["theme"])
+        if "answer" in raw:
+            if raw["answer"] not in ANSWER_MODES:
+                raise StudyConfigError("answer", f"must be one of {', '.join(ANSWER_MODES)}")
+            config = replace(config, answer=raw["answer"])
+        for key in ("grounding", "grounding_required"):
+            if key in raw:
+                if not isinstance(raw[key], bool):
+                    raise StudyConfigError(key, "must be true or false")
+                config = replace(config, **{key: raw[key]})
+        if "grounding_tolerance_px" in raw:
+            tol = raw["grounding_tolerance_px"]
+            if not _tolerance_ok(tol):
+                raise StudyConfigError(
+                    "grounding_tolerance_px", "must be a number of pixels >= 0 (at most 10000)"
+                )
+            config = replace(config, grounding_tolerance_px=float(tol))
+        if "grading" in raw:
+            config = replace(config, grading=grading_settings(raw["grading"]))
+        return config
+
+    @classmethod
+    def from_stored(cls, raw: dict[str, Any], *, title: str) -> StudyConfig:
+        """Lenient: each missing or malformed value takes its default, so a reader's exam
+        never breaks. (Grading pages call ``grading_settings`` themselves, which raises:
+        an adjudicator must see a broken setup.)"""
+        config = cls(title=str(raw.get("title") or title))
+        consent = raw.get("consent")
+        count = raw.get("practice_count")
+        labels = raw.get("likert_labels")
+        windows = raw.get("default_windows")
+        try:
+            likert = _labels(labels) if labels is not None else DEFAULT_LIKERT
+        except StudyConfigError:
+            likert = DEFAULT_LIKERT
+        try:
+            fields_ = report_fields(raw.get("report_fields"))
+        except StudyConfigError:
+            fields_ = ()
+        try:
+            grading = grading_settings(raw.get("grading"))
+        except StudyConfigError:
+            grading = GradingSettings()
+        return replace(
+            config,
+            consent=consent.strip() if isinstance(consent, str) else "",
+            practice_count=(
+                count
+                if isinstance(count, int) and not isinstance(count, bool) and count >= 0
+                else None
+            ),
+            allow_revisions=raw.get("allow_revisions") is True,
+            likert_labels=likert,
+            report_fields=fields_,
+            grading=grading,
+            theme="light" if raw.get("theme") == "light" else "dark",
+            answer="report" if raw.get("answer") == "report" else "diagnosis",
+            grounding=raw.get("grounding") is True,
+            grounding_required=raw.get("grounding_required") is not False,
+            grounding_tolerance_px=(
+                float(raw["grounding_tolerance_px"])
+                if _tolerance_ok(raw.get("grounding_tolerance_px"))
+                else 0.0
+            ),
+            default_windows=(
+                (windows,)
+                if isinstance(windows, str)
+                else tuple(str(w) for w in windows if str(w))
+                if isinstance(windows, list | tuple)
+                else ()
+            ),
+        )
+
+
+def _tolerance_ok(value: Any) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0 <= value <= 10_000
+    )
+
+
+def _labels(value: Any) -> tuple[str, str, str, str, str]:
+    if isinstance(value, list | tuple) and len(value) == 5:
+        labels = [v.strip() if isinstance(v, str) else "" for v in value]
+        if all(labels) and not any(text_problem(x, max_chars=MAX_LABEL) for x in labels):
+            return (labels[0], labels[1], labels[2], labels[3], labels[4])
+    raise StudyConfigError("likert_labels", "must be a list of 5 non-empty strings (anchors 0..4)")
+
+
+def report_fields(value: Any) -> tuple[str, ...]:
+    """true: both free-text fields; a list picks some (a single name is a list of one)."""
+    if value in (None, False, "", []):
+        return ()
+    if value is True:
+        return REPORT_FIELDS
+    items = [value] if isinstance(value, str) else value
+    if isinstance(items, list | tuple):
+        fields = {str(v).strip().lower() for v in items}
+        if fields <= set(REPORT_FIELDS):
+            return tuple(f for f in REPORT_FIELDS if f in fields)
+    raise StudyConfigError(
+        "report_fields", f"must be true, false or a list of {', '.join(REPORT_FIELDS)}"
+    )
+
+
+def grading_settings(value: Any) -> GradingSettings:
+    """The ``[grading]`` table (strict; also used on stored configs)."""
+    if value is None:
+        return GradingSettings()
+    if not isinstance(value, dict):
+        raise StudyConfigError("grading", "must be a table")
+    unknown = sorted(set(value) - set(GRADING_KEYS))
+    if unknown:
+        raise StudyConfigError(
+            f"grading.{unknown[0]}", f"unknown; known: {', '.join(GRADING_KEYS)}"
+        )
+    mode = str(value.get("adjudication", "single")).lower()
+    if mode not in ADJUDICATION_MODES:
+        raise StudyConfigError("grading.adjudication", f"must be one of {ADJUDICATION_MODES}")
+    raw_judges = value.get("judges") or []
+    if not isinstance(raw_judges, list):
+        raise StudyConfigError("grading.judges", "must be a list of tables ([[grading.judges]])")
+    judges = tuple(_judge(i, raw) for i, raw in enumerate(raw_judges))
+    if len(judges) == 1:
+        raise StudyConfigError("grading.judges", "configure two judges (or none); one cannot lock")
+    gap = value.get("rubric_gap", DEFAULT_RUBRIC_GAP)
+    if isinstance(gap, bool) or not isinstance(gap, int) or not 0 <= gap <= 40:
+        raise StudyConfigError("grading.rubric_gap", "must be a whole number 0..40")
+    return GradingSettings(adjudication=mode, judges=judges, rubric_gap=gap)
+
+
+def _judge(i: int, raw: Any) -> JudgeSpec:
+    key = f"grading.judges[{i}]"
+    if not isinstance(raw, dict) or not raw.get("url") or not raw.get("model"):
+        raise StudyConfigError(key, "needs url and model")
+    unknown = sorted(set(raw) - set(JUDGE_KEYS))
+    if unknown:
+        raise StudyConfigError(f"{key}.{unknown[0]}", f"unknown; known: {', '.join(JUDGE_KEYS)}")
+    try:
+        timeout, attempts = raw.get("timeout_s"), raw.get("max_attempts")
+        deadline = raw.get("deadline_s")
+        return JudgeSpec(
+            url=str(raw["url"]),
+            model=str(raw["model"]),
+            api_key_env=str(raw["api_key_env"]) if raw.get("api_key_env") else None,
+            timeout_s=None if timeout is None else float(timeout),
+            max_attempts=None if attempts is None else int(attempts),
+            deadline_s=None if deadline is None else float(deadline),
+        )
+    except (TypeError, ValueError) as exc:
+        raise StudyConfigError(
+            key, "timeout_s, max_attempts and deadline_s must be numbers"
+        ) from exc
+
+
+__all__ = [
+    "ANSWER_MODES",
+    "DEFAULT_LIKERT",
+    "GradingSettings",
+    "JudgeSpec",
+    "StudyConfig",
+    "StudyConfigError",
+    "grading_settings",
+    "report_fields",
+]

@@ -1,0 +1,278 @@
+"""The ONE adapter between browser set-up and the importer (reader_app.ingest).
+
+Each step runs the importer's own pieces, the ones ``readerstudy import`` runs
+(``staging.check``, the one staging loop, and ``importer.commit_staged``, the
+one transaction), so the browser and the CLI accept and refuse the same
+studies. The browser passes what it decides itself: the study's name and
+target (checked by ``service``), the stored settings when adding cases, and
+the burned-in decisions.
+
+- ``scan``: every problem (file, line, field, message) and every image the
+  burned-in guard flags, rendered for review. Writes nothing to the database
+  or the asset store (its staging folder is removed).
+- ``run_import``: the decisions applied (cleared: ``reviewed_by`` is the
+  signed-in coordinator; excluded: the case is left out), every case rendered
+  into a staging folder with progress.
+- ``save``: one transaction, a new study or cases added to an open one, with the
+  audit events of the import and of each burned-in decision; all or nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from reader_app.audit import record_event
+from reader_app.casebank import RenderedImage
+from reader_app.ingest.errors import ImportFailed
+from reader_app.ingest.importer import commit_staged
+from reader_app.ingest.manifest import ManifestEntry
+from reader_app.ingest.report import IngestionReport
+from reader_app.ingest.staging import Checked, Edit, Progress, StagedCase, check
+from reader_app.settings import Settings
+from reader_app.study_config import StudyConfig
+
+CLEAR, EXCLUDE = "clear", "exclude"
+# While checking, every case has a stand-in reviewer: the guard still flags its
+# images, but the case is rendered (for the review screen) instead of refused.
+IN_REVIEW = "(burned-in review)"
+# "manifest.csv line 4, field 'files', images/a.dcm: file not found"
+MESSAGE = re.compile(
+    r"^(?P<file>[^,:]+?)(?: line (?P<line>\d+)| case (?P<case>\d+))?"
+    r"(?:, field '(?P<field>[A-Za-z_]+)')?(?:, (?P<what>[^:]+))?: (?P<message>.*)$",
+    re.DOTALL,
+)
+CASE = re.compile(r"^case (?P<case>.+?): ")  # the importer's "case c1: ..." (a case's problem)
+FIELD = re.compile(r", field '([A-Za-z_]+)'")
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int | None
+    field: str | None
+    message: str
+
+    def text(self) -> str:
+        where = self.file + (f" line {self.line}" if self.line else "")
+        return f"{where}" + (f", field '{self.field}'" if self.field else "") + f": {self.message}"
+
+
+@dataclass(frozen=True)
+class Flagged:
+    """A case the burned-in guard refuses until a named person has looked at its pixels."""
+
+    case_id: str
+    where: str  # "manifest.csv line 3"
+    file: str  # the flagged file, relative to the manifest
+    reason: str
+    manifest_reviewed_by: str | None  # what the CSV said; the screen decides
+    images: tuple[RenderedImage, ...]
+
+
+@dataclass(frozen=True)
+class Scan:
+    manifest: Path
+    title: str | None
+    cases: int
+    strips: int
+    problems: list[Problem]
+    flagged: list[Flagged]
+
+
+def parse_problem(message: str) -> Problem:
+    """An importer message -> file, line, field, message (whatever of them it names)."""
+    m = MESSAGE.match(message)
+    if not m:
+        return Problem(file="", line=None, field=None, message=message)
+    line = m["line"] or m["case"]
+    text = f"{m['what']}: {m['message']}" if m["what"] else m["message"]
+    return Problem(m["file"].strip(), int(line) if line else None, m["field"], text)
+
+
+def _on_row(where: str, field: str, message: str) -> Problem:
+    row = parse_problem(where + ": x")  # "manifest.csv line 3" -> file and line
+    return Problem(row.file, row.line, field, message)
+
+
+def _problem(message: str, rows: Mapping[str, str]) -> Problem:
+    """A case's problem is shown on its manifest row: the field it names, else 'files'."""
+    case = CASE.match(message)
+    where = rows.get(case["case"]) if case else None
+    if where is None:
+        return parse_problem(message)
+    field = FIELD.search(message)
+    return _on_row(where, field[1] if field else "files", message)
+
+
+def _check(
+    manifest_path: Path,
+    settings: Settings,
+    staging: Path,
+    *,
+    slug: str,
+    config: dict[str, Any] | None,
+    edit: Edit,
+    progress: Progress | None = None,
+) -> Checked:
+    """The importer's check (``config`` given: adding to a study, whose settings rule)."""
+    return check(
+        manifest_path,
+        settings=settings,
+        staging=staging,
+        slug=slug,
+        config=None if config is None else StudyConfig.from_stored(config, title=slug),
+        slug_checked=True,  # service checks the name and the target study itself
+        edit=edit,
+        progress=progress,
+    )
+
+
+def scan(
+    manifest_path: Path,
+    *,
+    settings: Settings,
+    title: str,
+    config: dict[str, Any] | None = None,
+    existing_case_ids: frozenset[str] = frozenset(),
+) -> Scan:
+    """Every problem and every flagged image; nothing is written to the study or the store."""
+    staging = Path(tempfile.mkdtemp(prefix=".scan-", dir=settings.data_dir))
+    try:
+        checked = _check(
+            manifest_path,
+            settings,
+            staging,
+            slug=title,
+            config=config,
+            edit=lambda entry: replace(entry, reviewed_by=IN_REVIEW),
+        )
+        entries = checked.manifest.entries if checked.manifest else ()
+        flagged = _flagged(checked, {e.case_id: e for e in entries}, staging)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    problems = [
+        _on_row(e.where, "case_id", "this study already has that case id")
+        for e in entries
+        if e.case_id.casefold() in existing_case_ids
+    ]
+    rows = {e.case_id: e.where for e in entries}
+    problems += [_problem(message, rows) for message in checked.problems]
+    study_title = checked.config.title if checked.config else None
+    strips = sum(e.kind == "strip" for e in entries)
+    return Scan(manifest_path, study_title, len(entries), strips, problems, flagged)
+
+
+def _flagged(
+    checked: Checked, entries: Mapping[str, ManifestEntry], staging: Path
+) -> list[Flagged]:
+    """Each rendered case the guard flagged (its first flagged file), with its images."""
+    staged = {case.prepared.entry.case_id: case for case in checked.prepared}
+    flagged: dict[str, Flagged] = {}
+    for image in checked.report.flagged:
+        case = staged.get(image.case_id)
+        if case is None or image.case_id in flagged:  # not rendered: its problem is listed
+            continue
+        entry = entries[image.case_id]
+        flagged[image.case_id] = Flagged(
+            image.case_id,
+            entry.where,
+            image.file,
+            image.reason,
+            entry.reviewed_by,
+            tuple(case.images(staging)),
+        )
+    return list(flagged.values())
+
+
+def run_import(
+    manifest_path: Path,
+    *,
+    settings: Settings,
+    slug: str,
+    decisions: Mapping[str, str],
+    reviewer: str,
+    progress: Progress,
+    config: dict[str, Any] | None = None,
+) -> tuple[StudyConfig, list[StagedCase], IngestionReport, Path]:
+    """Apply the decisions and stage every case; raise ImportFailed on any problem.
+
+    Returns what ``save`` needs, with the staging folder the caller must remove.
+    """
+
+    def decide(entry: ManifestEntry) -> ManifestEntry | None:
+        decision = decisions.get(entry.case_id)
+        if decision == EXCLUDE:
+            return None
+        return replace(entry, reviewed_by=reviewer) if decision == CLEAR else entry
+
+    staging = Path(tempfile.mkdtemp(prefix=".stage-", dir=settings.data_dir))
+    try:
+        checked = _check(
+            manifest_path,
+            settings,
+            staging,
+            slug=slug,
+            config=config,
+            edit=decide,
+            progress=progress,
+        )
+        if checked.problems or checked.config is None:
+            raise ImportFailed(checked.problems, checked.report.text())
+        if not checked.prepared:
+            raise ImportFailed(["every case was excluded: nothing to import"])
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return checked.config, checked.prepared, checked.report, staging
+
+
+def save(
+    engine: Engine,
+    settings: Settings,
+    *,
+    adding: bool,
+    slug: str,
+    config: StudyConfig,
+    staged: list[StagedCase],
+    staging: Path,
+    report: IngestionReport,
+    actor: str,
+    decisions: Mapping[str, str],
+    source: Mapping[str, Any],
+) -> int:
+    """Save everything or nothing; return the study id."""
+
+    def record_decisions(session: Session, study_id: int) -> None:
+        for case_id, decision in sorted(decisions.items()):
+            record_event(
+                session=session,
+                actor=actor,
+                action="case.burned_in_cleared" if decision == CLEAR else "case.excluded",
+                study_id=study_id,
+                case=case_id,
+                reviewer=actor,
+                reason="burned-in review" if decision == EXCLUDE else "no burned-in text",
+            )
+
+    return commit_staged(
+        engine,
+        settings,
+        slug=slug,
+        config=config,
+        prepared=staged,
+        staging=staging,
+        report=report,
+        actor=actor,
+        adding=adding,
+        audit={"via": "browser", **source},
+        also=record_decisions,
+    )

@@ -1,0 +1,86 @@
+"""The leaderboard's Reports tab: rubric scores (0-40), human pool vs models, tier chart.
+
+Scoring runs the bootstrap, so it is cached here (UI layer), keyed by the
+rubric frame's content and the bootstrap settings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pandas as pd
+import streamlit as st
+
+from reader_app.analysis.data import ANALYSIS_ROLES
+from reader_app.analysis.report_scores import (
+    ReportBoard,
+    display_comparisons,
+    display_reports,
+    report_export,
+    tier_counts,
+)
+from reader_app.auth import require_role
+from reader_app.charts.rubric import tier_distribution_chart
+from reader_app.csv_safe import spreadsheet_csv
+from reader_app.grading.rubric_grades import rubric_frame
+from reader_app.ui.components.charts import chart_panel
+from reader_app.ui.context import SignedIn, db_session, load_reader
+from scoring import ScoringParams, rubric_scores
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _board(digest: str, frame: pd.DataFrame, n_boot: int, seed: int) -> ReportBoard:
+    del digest  # the cache key; the frame itself is hashed by Streamlit too
+    return ReportBoard(frame, rubric_scores(frame, n_boot=n_boot, seed=seed, n_perm=n_boot))
+
+
+def load_reports(user: SignedIn, params: ScoringParams) -> ReportBoard:
+    with db_session() as session:
+        actor, study = load_reader(session, user)
+        require_role(actor, *ANALYSIS_ROLES)
+        assert study.id is not None
+        frame = rubric_frame(session=session, study_id=study.id)
+    digest = hashlib.sha256(frame.to_csv(index=False).encode("utf-8")).hexdigest()
+    return _board(digest, frame, params.n_boot, params.seed)
+
+
+def reports_panel(board: ReportBoard, *, slug: str) -> None:
+    if board.empty:
+        st.info(
+            "No graded reports yet. Reports are graded 0-40 by the two rubric judges "
+            "(`readerstudy judge-reports`) or by an adjudicator on the Adjudication page."
+        )
+        return
+    st.subheader("Report rubric (0-40), 95% bootstrap CIs")
+    st.caption(
+        "Total of the ceiling (40 per report) · mean and % of the ceiling [95% paired "
+        "case-bootstrap CI] · SD · median · range · reports per tier (Exceptional 38-40, "
+        "Strong 32-37, Solid 24-31, Mixed 16-23, Poor 8-15, Fail 0-7). The human pool "
+        "averages the readers' scores on each case."
+    )
+    st.dataframe(display_reports(board), hide_index=True, key="rp_table")
+    st.download_button(
+        "Report scores CSV (one row per graded report)",
+        data=spreadsheet_csv(report_export(board.frame)),
+        file_name=f"{slug}-reports.csv",
+        mime="text/csv",
+        key="rp_csv",
+        on_click="ignore",
+    )
+    st.subheader("Model minus human pool")
+    if board.scores.comparisons.empty:
+        st.info("Needs graded reports from readers and from at least one model run.")
+    else:
+        st.caption(
+            "Mean difference on the reports both have [95% CI]; p from the paired sign-flip "
+            "permutation test on per-case scores."
+        )
+        st.dataframe(display_comparisons(board), hide_index=True, key="rp_diff")
+    tiers = tier_counts(board)
+    chart_panel(
+        tier_distribution_chart(tiers),
+        tiers,
+        name="Report tiers",
+        key="rp_tiers",
+        file_stem=f"{slug}-report-tiers",
+    )

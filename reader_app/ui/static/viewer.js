@@ -1,0 +1,589 @@
+// readerstudy case viewer: one viewer for spot images and CT strips (st.components.v2).
+//
+// Everything a reader does here (wheel/pinch zoom, drag pan, reset, 1:1, window
+// presets, slice steps, thumbnails, fullscreen) happens in the browser: no
+// script rerun. The images are the stored PNGs served by Streamlit's media
+// endpoint, byte for byte; zoom and pan are a CSS transform (Panzoom) on them.
+//
+// What the reader did (slices visited, windows used, zoom, pan, fullscreen time)
+// is kept per case in this module; the exam page's script copies api.summary()
+// into a hidden field of the answer form just before a submit, so it travels
+// with the answer in the same message.
+//
+// Image coordinates live in one place: clientToImage / imageToClient below
+// (stored-image pixels <-> viewport CSS pixels), exposed as
+// window.readerstudyViewer for markers and tests.
+//
+// The location step (data.grounding, study option grounding = true): one marker
+// per case, in stored-image pixels, on the slice it was placed on. A click (not a
+// drag) places or moves it; with the image focused, Enter places it at the centre
+// of the view, the arrows move it by one pixel (Shift: ten) and Delete clears it.
+// The marker is drawn over the image (never scaled with it) at imageToClient of
+// its point after every zoom, pan, resize and slice change. A reader's change is
+// announced as a "readerstudy:marker" event: the exam page's script keeps it in the
+// case's draft and sends it with the answer (ui/components/answer_form.py).
+/* global Panzoom */
+
+const SUMMARIES = new Map(); // case id -> interaction record (survives remounts)
+const MARKERS = new Map(); // case id -> {x, y, slice} in stored pixels (survives remounts)
+const CLICK_SLOP_PX = 4; // a press that moves further than this is a pan, not a mark
+const MARKER_FINE = 1; // image pixels per arrow press
+const MARKER_COARSE = 10; // with Shift
+// Streamlit calls the component again with new data (the next case) without
+// running the previous call's cleanup: each call ends the one before it here.
+const INSTANCES = new WeakMap(); // parentElement -> cleanup of the live instance
+let lastCase = null; // a new case starts at the top of the page (phones, tablets)
+
+function scrollToTop() {
+  for (const node of [document.querySelector("[data-testid=stMain]"), document.scrollingElement]) {
+    if (node && node.scrollTop > 0) node.scrollTo({ top: 0 });
+  }
+}
+const MAX_SCALE = 40;
+const MIN_SCALE = 0.5;
+const WHEEL_STEP_PX = 50;
+const WHEEL_ZOOM = 0.002; // zoom factor per wheel pixel, as an exponent // accumulated wheel delta per slice step (one mouse notch = 100)
+
+function record(caseId) {
+  if (!SUMMARIES.has(caseId)) {
+    SUMMARIES.set(caseId, {
+      slices: new Set(),
+      windows: [],
+      zoom: false,
+      pan: false,
+      one: false,
+      maxZoom: 1,
+      fsMs: 0,
+      fsSince: null,
+      thumbs: 0,
+    });
+  }
+  return SUMMARIES.get(caseId);
+}
+
+function summary(caseId) {
+  const r = record(caseId);
+  const fs = r.fsMs + (r.fsSince === null ? 0 : performance.now() - r.fsSince);
+  return {
+    case: caseId,
+    slices_visited: [...r.slices].sort((a, b) => a - b),
+    windows_used: [...r.windows],
+    zoom_used: r.zoom,
+    pan_used: r.pan,
+    one_to_one_used: r.one,
+    max_zoom: Math.round(r.maxZoom * 100) / 100,
+    thumbnail_clicks: r.thumbs,
+    fullscreen_s: Math.round(fs / 100) / 10,
+  };
+}
+
+// --- the image coordinate transform (the only place that knows it) ----------
+export function clientToImage(img, clientX, clientY) {
+  const box = img.getBoundingClientRect();
+  return {
+    x: ((clientX - box.left) * img.naturalWidth) / box.width,
+    y: ((clientY - box.top) * img.naturalHeight) / box.height,
+  };
+}
+
+export function imageToClient(img, x, y) {
+  const box = img.getBoundingClientRect();
+  return {
+    x: box.left + (x * box.width) / img.naturalWidth,
+    y: box.top + (y * box.height) / img.naturalHeight,
+  };
+}
+
+function el(tag, attrs = {}, text = "") {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (text) node.textContent = text;
+  return node;
+}
+
+function typing(event) {
+  const t = event.composedPath ? event.composedPath()[0] : event.target;
+  if (!(t instanceof Element)) return false;
+  return Boolean(t.closest("input, textarea, select, [contenteditable=''], [contenteditable=true]"));
+}
+
+export default function (component) {
+  const { data, parentElement } = component;
+  INSTANCES.get(parentElement)?.();
+  const caseId = data.case;
+  const windows = data.windows;
+  const stack = windows[0].images.length > 1;
+  const rec = record(caseId);
+  const root = el("div", { class: "rv", "data-theme": data.theme || "dark" });
+  let win = Math.min(Math.max(data.window || 0, 0), windows.length - 1);
+  let idx = 0;
+  let fit = 1; // CSS px per image px at scale 1
+  let wheelAcc = 0;
+
+  // toolbar: window presets, zoom, fit, 1:1, fullscreen
+  const bar = el("div", { class: "rv-bar", role: "toolbar", "aria-label": "Viewer controls" });
+  const presets = el("div", { class: "rv-presets", role: "group", "aria-label": "Window" });
+  const presetButtons = windows.map((w, i) => {
+    const b = el("button", { type: "button", "data-window": w.name, "aria-pressed": "false" });
+    b.append(el("span", { class: "rv-key", "aria-hidden": "true" }, String(i + 1)), w.label);
+    b.title = `${w.label} window (key ${i + 1})`;
+    b.addEventListener("click", () => setWindow(i));
+    presets.append(b);
+    return b;
+  });
+  if (windows.length < 2) presets.hidden = true;
+  const tools = el("div", { class: "rv-tools", role: "group", "aria-label": "Zoom" });
+  const tool = (act, text, label) => {
+    const b = el("button", { type: "button", "data-act": act, "aria-label": label, title: label }, text);
+    tools.append(b);
+    return b;
+  };
+  const zoomOut = tool("zoom-out", "−", "Zoom out (−)");
+  const zoomIn = tool("zoom-in", "+", "Zoom in (+)");
+  const fitBtn = tool("fit", "Fit", "Fit to the viewer (0 or double-click)");
+  const oneBtn = tool("one", "1:1", "1:1, one image pixel per screen pixel (O)");
+  const fullBtn = tool("full", "Full screen", "Full screen (F; Esc leaves)");
+  const zoomText = el("span", { class: "rv-zoomtext", "aria-live": "off" }, "Fit");
+  const grounding = Boolean(data.grounding);
+  const marking = el("div", { class: "rv-marking", role: "group", "aria-label": "Marker" });
+  const markText = el("span", { class: "rv-marktext", "aria-live": "polite" });
+  const clearBtn = el(
+    "button",
+    { type: "button", "data-act": "clear-marker", title: "Clear the marker (Delete)" },
+    "Clear marker",
+  );
+  marking.append(markText, clearBtn);
+  marking.hidden = !grounding;
+  bar.append(presets, marking, el("span", { class: "rv-spacer" }), zoomText, tools);
+
+  // main area: thumbnails (strips) beside the stage
+  const main = el("div", { class: "rv-main" });
+  const thumbs = el("div", { class: "rv-thumbs", role: "group", "aria-label": "Slices" });
+  const stage = el("div", {
+    class: "rv-stage",
+    tabindex: "0",
+    role: "group",
+    "aria-roledescription": "image viewer",
+    "aria-label": "Case image. " + data.help,
+  });
+  const pz = el("div", { class: "rv-pz" });
+  const img = el("img", { class: "rv-img", draggable: "false" });
+  pz.append(img);
+  const label = el("div", { class: "rv-label", "aria-live": "polite", "aria-atomic": "true" });
+  const pin = el("div", { class: "rv-marker", "aria-hidden": "true" });
+  pin.hidden = true;
+  stage.append(pz, pin, label);
+  if (stack) main.append(thumbs);
+  main.append(stage);
+  const help = el("p", { class: "rv-help" }, data.help);
+  root.append(bar, main, help);
+  parentElement.append(root);
+
+  const panzoom = Panzoom(pz, {
+    canvas: true,
+    maxScale: MAX_SCALE,
+    minScale: MIN_SCALE,
+    step: 0.25,
+    cursor: "grab",
+    animate: false,
+  });
+
+  // in a shadow tree, document.fullscreenElement is the host: ask the element itself
+  function isFull() {
+    return root.matches(":fullscreen");
+  }
+
+  function images() {
+    return windows[win].images;
+  }
+
+  function layout() {
+    const full = isFull();
+    const rect = stage.getBoundingClientRect();
+    const first = images()[0];
+    const width = Math.max(stage.clientWidth, 1);
+    let height;
+    if (full) {
+      height = Math.max(window.innerHeight - bar.offsetHeight - 16, 100);
+    } else {
+      const below = help.offsetHeight + 12;
+      const avail = window.innerHeight - (rect.top + window.scrollY) - below;
+      const natural = (width * first.h) / first.w; // no letterbox taller than the image
+      height = Math.max(Math.min(avail, natural), 240);
+    }
+    stage.style.height = `${Math.floor(height)}px`;
+    fit = Math.min(width / first.w, Math.floor(height) / first.h);
+    img.style.width = `${first.w * fit}px`;
+    img.style.height = `${first.h * fit}px`;
+    if (stack) thumbs.style.height = full ? "" : `${Math.floor(height)}px`;
+    showZoom();
+    drawMarker();
+  }
+
+  function showZoom() {
+    const s = panzoom.getScale();
+    const perDevicePx = (fit * s * window.devicePixelRatio).toFixed(2);
+    zoomText.textContent = Math.abs(s - 1) < 0.005 ? "Fit" : `×${s.toFixed(1)} (${perDevicePx} px/px)`;
+  }
+
+  function altText(image) {
+    const w = windows[win];
+    const where = stack ? `${data.kind === "strip" ? "slice" : ""} ${image.label}`.trim() : "";
+    return [data.alt, where, `${w.label} window`, `${image.w} × ${image.h} pixels`]
+      .filter(Boolean)
+      .join("; ");
+  }
+
+  function show(i) {
+    const list = images();
+    idx = Math.min(Math.max(i, 0), list.length - 1);
+    const image = list[idx];
+    img.src = image.url;
+    img.alt = altText(image);
+    img.dataset.sha256 = image.sha256;
+    const own = image.label && image.label !== windows[win].name ? image.label : "";
+    label.textContent = [own, windows[win].label].filter(Boolean).join(" · ");
+    rec.slices.add(idx + 1);
+    thumbs.querySelectorAll("button").forEach((b, j) => {
+      b.setAttribute("aria-current", j === idx ? "true" : "false");
+    });
+    const current = thumbs.children[idx];
+    if (current && current.scrollIntoView && thumbs.scrollHeight > thumbs.clientHeight) {
+      current.scrollIntoView({ block: "nearest" });
+    }
+    // decode the neighbours ahead so stepping stays at display rate
+    for (const j of [idx - 1, idx + 1]) if (list[j]) new Image().src = list[j].url;
+    drawMarker();
+  }
+
+  // --- the marker (location step) ---------------------------------------------
+  const stripMarks = data.kind === "strip";
+  // A new page (a reload) starts with no marker in memory: take the one the exam
+  // page's script keeps in this case's draft (answer_form.py, "rs.draft.<case>"), or
+  // the stored answer's when an earlier answer is being changed. Keyed by this case,
+  // so another case's draft can never land here.
+  function draftMarker() {
+    try {
+      const d = JSON.parse(window.sessionStorage.getItem(`rs.draft.${caseId}`) || "null");
+      return d && d.marker ? d.marker : null;
+    } catch {
+      return null;
+    }
+  }
+  if (grounding && !MARKERS.has(caseId)) {
+    const m = data.marker || draftMarker();
+    if (m && Number.isFinite(m.x) && Number.isFinite(m.y)) {
+      MARKERS.set(caseId, { x: m.x, y: m.y, slice: stripMarks ? m.slice : null });
+    }
+  }
+
+  function currentSlice() {
+    return stripMarks ? idx + 1 : null;
+  }
+
+  function frameSize() {
+    const image = images()[idx];
+    return { w: image.w, h: image.h };
+  }
+
+  function marker() {
+    return MARKERS.get(caseId) || null;
+  }
+
+  function onThisSlice(m) {
+    return Boolean(m) && (!stripMarks || m.slice === currentSlice());
+  }
+
+  function drawMarker() {
+    const m = marker();
+    if (!grounding) return;
+    if (onThisSlice(m) && img.naturalWidth > 0) {
+      const at = imageToClient(img, m.x, m.y);
+      const box = stage.getBoundingClientRect();
+      pin.style.left = `${at.x - box.left}px`;
+      pin.style.top = `${at.y - box.top}px`;
+      pin.hidden = false;
+    } else {
+      pin.hidden = true;
+    }
+    const where = (p) => `x ${Math.round(p.x)}, y ${Math.round(p.y)}`;
+    if (!m) markText.textContent = "No marker: click the finding";
+    else if (stripMarks) markText.textContent = `Marker on slice ${m.slice}: ${where(m)}`;
+    else markText.textContent = `Marker at ${where(m)}`;
+    clearBtn.disabled = !m;
+  }
+
+  // Set (or clear, with null) the marker. `reader`: the reader's own gesture, which
+  // the exam page's script keeps as the case's draft; a restore passes false.
+  function setMarker(m, reader) {
+    if (m) {
+      const { w, h } = frameSize();
+      const x = Math.min(Math.max(Number(m.x), 0), w);
+      const y = Math.min(Math.max(Number(m.y), 0), h);
+      if (!Number.isFinite(x) || !Number.isFinite(y)) return;
+      const slice = stripMarks ? Math.min(Math.max(Number(m.slice) || 1, 1), images().length) : null;
+      MARKERS.set(caseId, { x: Math.round(x * 100) / 100, y: Math.round(y * 100) / 100, slice });
+    } else {
+      MARKERS.delete(caseId);
+    }
+    drawMarker();
+    if (reader) {
+      document.dispatchEvent(
+        new CustomEvent("readerstudy:marker", { detail: { case: caseId, marker: marker() } }),
+      );
+    }
+  }
+
+  function markAt(clientX, clientY) {
+    const p = clientToImage(img, clientX, clientY);
+    const { w, h } = frameSize();
+    if (p.x < 0 || p.y < 0 || p.x > w || p.y > h) return; // the letterbox is not the image
+    setMarker({ x: p.x, y: p.y, slice: currentSlice() }, true);
+  }
+
+  function markCentre() {
+    const box = stage.getBoundingClientRect();
+    const p = clientToImage(img, box.left + box.width / 2, box.top + box.height / 2);
+    setMarker({ x: p.x, y: p.y, slice: currentSlice() }, true);
+  }
+
+  function nudge(dx, dy) {
+    const m = marker();
+    setMarker({ x: m.x + dx, y: m.y + dy, slice: m.slice }, true);
+  }
+
+  let press = null;
+  stage.addEventListener(
+    "pointerdown",
+    (event) => {
+      press = event.isPrimary && event.button === 0 ? { x: event.clientX, y: event.clientY } : null;
+    },
+    true,
+  );
+  stage.addEventListener(
+    "pointerup",
+    (event) => {
+      const start = press;
+      press = null;
+      if (!grounding || !start || !event.isPrimary || event.button !== 0) return;
+      if (Math.hypot(event.clientX - start.x, event.clientY - start.y) > CLICK_SLOP_PX) return;
+      markAt(event.clientX, event.clientY);
+      stage.focus({ preventScroll: true }); // the arrows now move the marker
+    },
+    true,
+  );
+  clearBtn.addEventListener("click", () => setMarker(null, true));
+
+  function buildThumbs() {
+    thumbs.replaceChildren();
+    images().forEach((image, j) => {
+      const b = el("button", { type: "button", "aria-label": `Show ${image.label}`, title: image.label });
+      const t = el("img", { src: image.url, alt: "", draggable: "false" });
+      b.append(t, el("span", {}, String(j + 1)));
+      b.addEventListener("click", () => {
+        rec.thumbs += 1;
+        show(j);
+      });
+      thumbs.append(b);
+    });
+  }
+
+  function setWindow(i) {
+    if (i < 0 || i >= windows.length) return;
+    win = i;
+    presetButtons.forEach((b, j) => b.setAttribute("aria-pressed", j === win ? "true" : "false"));
+    const name = windows[win].name;
+    if (!rec.windows.includes(name)) rec.windows.push(name);
+    if (stack) buildThumbs();
+    show(idx); // the slice, zoom and pan carry over
+  }
+
+  function step(delta) {
+    if (stack) show(idx + delta);
+  }
+
+  function zoomBy(factor) {
+    panzoom.zoom(panzoom.getScale() * factor, { animate: false });
+  }
+
+  function oneToOne() {
+    rec.one = true;
+    panzoom.zoom(1 / (fit * window.devicePixelRatio), { animate: false });
+  }
+
+  function reset() {
+    panzoom.reset({ animate: false });
+  }
+
+  function toggleFullscreen() {
+    if (isFull()) document.exitFullscreen().catch(() => {});
+    else if (root.requestFullscreen) root.requestFullscreen().catch(() => {});
+  }
+
+  let lastScale = 1;
+  pz.addEventListener("panzoomchange", (event) => {
+    const { scale } = event.detail;
+    if (Math.abs(scale - lastScale) > 1e-6) {
+      rec.zoom = rec.zoom || Math.abs(scale - 1) > 1e-6;
+      rec.maxZoom = Math.max(rec.maxZoom, scale);
+    } else if (event.detail.originalEvent) {
+      rec.pan = true;
+    }
+    lastScale = scale;
+    showZoom();
+    drawMarker();
+  });
+
+  stage.addEventListener(
+    "wheel",
+    (event) => {
+      event.preventDefault(); // the page never scrolls under the viewer
+      if (stack && !event.ctrlKey && !event.metaKey) {
+        // one slice per mouse notch; a touchpad's small deltas add up to one
+        wheelAcc += event.deltaY;
+        if (Math.abs(wheelAcc) >= WHEEL_STEP_PX) {
+          step(Math.sign(wheelAcc));
+          wheelAcc = 0;
+        }
+        return;
+      }
+      // a mouse notch (deltaY 100) zooms x1.22; pinch (ctrl + small deltas) is smooth
+      const unit = event.deltaMode === 1 ? 33 : event.deltaMode === 2 ? 800 : 1;
+      const factor = Math.exp(-event.deltaY * unit * WHEEL_ZOOM);
+      const scale = Math.min(Math.max(panzoom.getScale() * factor, MIN_SCALE), MAX_SCALE);
+      panzoom.zoomToPoint(scale, event, { animate: false });
+    },
+    { passive: false },
+  );
+  stage.addEventListener("dblclick", reset);
+  zoomIn.addEventListener("click", () => zoomBy(1.25));
+  zoomOut.addEventListener("click", () => zoomBy(0.8));
+  fitBtn.addEventListener("click", reset);
+  oneBtn.addEventListener("click", oneToOne);
+  fullBtn.addEventListener("click", toggleFullscreen);
+
+  function onKey(event) {
+    if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (typing(event)) return;
+    const k = event.key;
+    if (grounding && markerKey(event)) {
+      event.preventDefault();
+      return;
+    }
+    let handled = true;
+    if (/^[1-9]$/.test(k) && Number(k) <= windows.length) setWindow(Number(k) - 1);
+    else if (stack && (k === "ArrowRight" || k === "ArrowDown" || k === "PageDown")) step(1);
+    else if (stack && (k === "ArrowLeft" || k === "ArrowUp" || k === "PageUp")) step(-1);
+    else if (stack && k === "Home") show(0);
+    else if (stack && k === "End") show(images().length - 1);
+    else if (k === "+" || k === "=") zoomBy(1.25);
+    else if (k === "-" || k === "_") zoomBy(0.8);
+    else if (k === "0") reset();
+    else if (k === "o" || k === "O") oneToOne();
+    else if (k === "f" || k === "F") toggleFullscreen();
+    else if (k === "Escape" && isFull()) toggleFullscreen();
+    else handled = false;
+    if (handled) event.preventDefault();
+  }
+
+  // The marker's keys act only while the image itself has the focus; elsewhere the
+  // arrows keep stepping slices. Enter places the marker (at the centre of the view),
+  // the arrows move it once it is on this slice, Delete or Backspace clears it.
+  function markerKey(event) {
+    if (!event.composedPath().includes(stage)) return false;
+    const k = event.key;
+    const step = event.shiftKey ? MARKER_COARSE : MARKER_FINE;
+    const moves = { ArrowLeft: [-step, 0], ArrowRight: [step, 0], ArrowUp: [0, -step], ArrowDown: [0, step] };
+    if (k === "Enter") {
+      if (!onThisSlice(marker())) markCentre();
+      else drawMarker(); // already placed here: say where it is
+      return true;
+    }
+    if (k === "Delete" || k === "Backspace") {
+      setMarker(null, true);
+      return true;
+    }
+    if (moves[k] && onThisSlice(marker())) {
+      nudge(...moves[k]);
+      return true;
+    }
+    return false;
+  }
+
+  function onFullscreen() {
+    const full = isFull();
+    if (full && rec.fsSince === null) rec.fsSince = performance.now();
+    if (!full && rec.fsSince !== null) {
+      rec.fsMs += performance.now() - rec.fsSince;
+      rec.fsSince = null;
+    }
+    fullBtn.setAttribute("aria-pressed", full ? "true" : "false");
+    requestAnimationFrame(layout);
+  }
+
+  // The record goes to Python inside the answer form: the exam page's script
+  // writes api.summary() into a hidden form field just before a submit
+  // (ui/components/answer_form.py), so it travels with the answer itself.
+
+  document.addEventListener("keydown", onKey);
+  document.addEventListener("fullscreenchange", onFullscreen);
+  window.addEventListener("resize", layout);
+  // the stage fills the viewport below its own top: lay out again whenever the page
+  // around it changes size (content above it can move it without resizing it)
+  const observer = new ResizeObserver(() => requestAnimationFrame(layout));
+  observer.observe(root);
+  const page = document.querySelector("[data-testid=stMainBlockContainer]");
+  if (page) observer.observe(page);
+  const settle = setTimeout(layout, 400); // after Streamlit has removed the last run's leftovers
+
+  img.addEventListener("load", drawMarker);
+  presetButtons.forEach((b, j) => b.setAttribute("aria-pressed", j === win ? "true" : "false"));
+  if (!rec.windows.includes(windows[win].name)) rec.windows.push(windows[win].name);
+  if (stack) buildThumbs();
+  if (lastCase !== null && lastCase !== caseId) scrollToTop();
+  lastCase = caseId;
+  show(0);
+  layout();
+
+  const api = {
+    caseId,
+    root,
+    image: img,
+    clientToImage: (x, y) => clientToImage(img, x, y),
+    imageToClient: (x, y) => imageToClient(img, x, y),
+    state: () => ({
+      case: caseId,
+      window: windows[win].name,
+      slice: idx + 1,
+      scale: panzoom.getScale(),
+      pan: panzoom.getPan(),
+      fit,
+      fullscreen: isFull(),
+    }),
+    summary: () => summary(caseId),
+    // the location step: {x, y, slice} in stored pixels, or null; setMarker restores a
+    // draft (not a reader gesture: no event)
+    marker: () => (grounding ? marker() : null),
+    setMarker: (m) => grounding && setMarker(m, false),
+    grounding,
+  };
+  window.readerstudyViewer = api;
+
+  function cleanup() {
+    if (INSTANCES.get(parentElement) === cleanup) INSTANCES.delete(parentElement);
+    document.removeEventListener("keydown", onKey);
+    document.removeEventListener("fullscreenchange", onFullscreen);
+    window.removeEventListener("resize", layout);
+    observer.disconnect();
+    clearTimeout(settle);
+    if (rec.fsSince !== null) {
+      rec.fsMs += performance.now() - rec.fsSince;
+      rec.fsSince = null;
+    }
+    panzoom.destroy();
+    if (window.readerstudyViewer === api) delete window.readerstudyViewer;
+    root.remove();
+  }
+  INSTANCES.set(parentElement, cleanup);
+  return cleanup;
+}

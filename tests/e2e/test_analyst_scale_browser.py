@@ -1,0 +1,265 @@
+"""The analyst's views at RadLE 2.0's size, in real Chromium at 1440 x 900.
+
+The study is the synthetic one of ``readerstudy demo --scale radle`` (200 cases,
+12 readers in three groups, 16 model runs, graded: 5,600 answers), built through
+the real RadLE importer into this test's SQLite database. Each test keeps
+screenshots in test-artifacts/ (also at 1024 x 768) and checks against numbers
+derived from the database here, not from the page's own code:
+
+- the leaderboard shows every metric column of every arm within 1440 px, with no
+  horizontal scrolling, sorted by RadLE-C, with a header that stays in view;
+- the reliability and risk-coverage charts name every responder in their legends
+  (the downloaded SVG carries each name as text), and the reader-groups bars have room;
+- the per-case matrix puts equal-difficulty cases in numeric order, and its filter
+  "cases where the pool and a model disagree" keeps exactly those cases.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from playwright.sync_api import Page, expect
+from sqlmodel import Session
+
+from reader_app.analysis.data import study_data
+from reader_app.analysis.leaderboard import build_leaderboard
+from reader_app.auth import invite_reader
+from reader_app.casebank import get_study
+from reader_app.ingest.synthetic import (
+    RADLE_SCALE,
+    build_radle_scale_study,
+    model_names,
+    reader_codes,
+)
+from reader_app.settings import Settings
+from scoring import ScoringParams
+from tests.e2e.conftest import ServedApp, artifact
+
+pytestmark = pytest.mark.browser
+
+WIDE = {"width": 1440, "height": 900}
+SMALL = {"width": 1024, "height": 768}
+POOLS = ["Human pool", "Pool: board-certified", "Pool: PGY3", "Pool: PGY1"]
+SLOW = 120_000
+
+
+@pytest.fixture
+def db_url(sqlite_url: str) -> str:
+    return sqlite_url
+
+
+@pytest.fixture
+def analyst(session: Session, settings: Settings) -> str:
+    slug = build_radle_scale_study(session, settings.asset_dir)
+    study = get_study(session=session, slug=slug)
+    assert study is not None
+    token = invite_reader(session=session, study=study, code="AN1", role="analyst").token
+    session.commit()
+    return token
+
+
+def _frame(session: Session) -> pd.DataFrame:
+    study = get_study(session=session, slug="radle-scale")
+    assert study is not None
+    return study_data(session=session, study=study).frame
+
+
+def _sign_in(page: Page, served: ServedApp, token: str) -> None:
+    page.set_viewport_size(WIDE)
+    page.goto(f"{served.url}/?token={token}")
+    expect(page.get_by_role("heading", name="Leaderboard")).to_be_visible(timeout=SLOW)
+
+
+def _go(page: Page, link: str, heading: str) -> None:
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name=link).click()
+    expect(page.get_by_role("heading", name=heading)).to_be_visible(timeout=SLOW)
+
+
+def _settled(page: Page) -> None:
+    """Streamlit has finished the run: nothing on the page is left from the previous one."""
+    page.wait_for_function(
+        "() => document.querySelector('[data-stale=\"true\"]') === null"
+        " && document.querySelector('[data-testid=stStatusWidget]') === null",
+        timeout=SLOW,
+    )
+
+
+def _download(page: Page, button: str) -> bytes:
+    _settled(page)
+    with page.expect_download(timeout=SLOW) as got:
+        page.locator(f"{button} button").click()
+    return Path(got.value.path()).read_bytes()
+
+
+def test_the_leaderboard_shows_every_metric_of_every_arm_within_1440_px(
+    served: ServedApp, page: Page, analyst: str, session: Session
+) -> None:
+    _sign_in(page, served, analyst)
+    box = page.locator(".st-key-lb_table .rs-lb")
+    expect(box).to_be_visible(timeout=SLOW)
+    rows = box.locator("tbody tr")
+    expect(rows).to_have_count(len(POOLS) + RADLE_SCALE.responders)  # 32 arms
+    page.screenshot(path=str(artifact("scale-leaderboard-1440.png")))
+
+    headers = box.locator("thead th")
+    names = [h.strip() for h in headers.all_inner_texts()]
+    assert names == ["#", "responder", "N", "RadLE-C", "A", "R", "S", "H"]
+    limit = box.bounding_box()
+    assert limit is not None and limit["x"] + limit["width"] <= WIDE["width"]
+    for i in range(len(names)):
+        cell = headers.nth(i).bounding_box()
+        assert cell is not None and cell["x"] + cell["width"] <= limit["x"] + limit["width"] + 1
+    scroll = box.evaluate("b => [b.scrollWidth, b.clientWidth, b.clientHeight]")
+    assert scroll[0] <= scroll[1], "the leaderboard scrolls sideways at 1440 px"
+    assert scroll[2] >= 30 * 30, "fewer than 30 rows fit in the leaderboard's box"
+
+    # the page's numbers are the scoring of what the database holds (B = 2000, seed 0),
+    # in RadLE-C order, best first
+    params = ScoringParams(idk_score=0.0, min_completion=1.0, n_boot=2000, seed=0)
+    board = build_leaderboard(_frame(session), tuple(sorted(str(i) for i in range(1, 201))), params)
+    want = board.table.sort_values("radle_c", ascending=False, kind="stable")
+    texts = rows.evaluate_all(
+        "rs => rs.map(r => [r.dataset.name, r.cells[3].firstChild.textContent])"
+    )
+    assert [t[0] for t in texts] == list(want["name"])
+    assert [t[1] for t in texts] == [f"{v:.1f}" for v in want["radle_c"]]
+    assert set(POOLS) | set(reader_codes(RADLE_SCALE)) | set(model_names(RADLE_SCALE)) == {
+        t[0] for t in texts
+    }
+
+    # scroll the box: the header stays on top of it
+    box.evaluate("b => { b.scrollTop = b.scrollHeight; }")
+    head = headers.nth(3).bounding_box()
+    top = box.bounding_box()
+    assert head is not None and top is not None and abs(head["y"] - top["y"]) <= 2
+    box.screenshot(path=str(artifact("scale-leaderboard-scrolled.png")))
+    page.set_viewport_size(SMALL)
+    page.screenshot(path=str(artifact("scale-leaderboard-1024.png")))
+
+
+def _svg_texts(svg: bytes) -> set[str]:
+    return {m.strip() for m in re.findall(r"<text[^>]*>([^<]*)</text>", svg.decode("utf-8"))}
+
+
+def test_each_chart_names_every_responder_and_the_group_bars_have_room(
+    served: ServedApp, page: Page, analyst: str
+) -> None:
+    _sign_in(page, served, analyst)
+    _go(page, "Charts", "Charts")
+    everyone = [*POOLS, *reader_codes(RADLE_SCALE), *model_names(RADLE_SCALE)]
+    for key, stem in (("ch_rel", "reliability"), ("ch_rc", "risk-coverage")):
+        chart = page.locator(f".st-key-{key}").get_by_test_id("stVegaLiteChart")
+        expect(chart.locator("canvas, svg").first).to_be_visible(timeout=SLOW)
+        chart.scroll_into_view_if_needed()
+        _settled(page)
+        chart.screenshot(path=str(artifact(f"scale-{stem}.png")))
+        svg = _download(page, f".st-key-{key}_svg")
+        Path(artifact(f"scale-{stem}-download.svg")).write_bytes(svg)
+        missing = [n for n in everyone if n not in _svg_texts(svg)]
+        assert not missing, f"{stem}: the legend does not name {missing}"
+        png = _download(page, f".st-key-{key}_png")
+        artifact(f"scale-{stem}-download.png").write_bytes(png)
+        assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    profile = page.locator(".st-key-ch_profile").get_by_test_id("stVegaLiteChart")
+    profile.scroll_into_view_if_needed()
+    profile.screenshot(path=str(artifact("scale-response-profile.png")))
+
+    groups = page.locator(".st-key-ch_groups").get_by_test_id("stVegaLiteChart")
+    expect(groups.locator("canvas, svg").first).to_be_visible(timeout=SLOW)
+    groups.scroll_into_view_if_needed()
+    _settled(page)
+    groups.screenshot(path=str(artifact("scale-reader-groups.png")))
+    size = groups.locator("canvas, svg").first.bounding_box()
+    # three bars of 30 px, plus the title and the x axis on top (it was 90 px in all, the
+    # bars squeezed into about 15 px, when the axes came out of the bars' height)
+    assert size is not None and size["height"] >= 3 * 30 + 40, size
+    svg = _download(page, ".st-key-ch_groups_svg")
+    assert {"Human pool", "Pool: board-certified", "Pool: trainees"} <= _svg_texts(svg)
+
+
+def _difficulty(frame: pd.DataFrame) -> pd.Series:
+    """1 - the share of the (all complete, so all pooled) readers right on each case
+    (an "I don't know" is not right)."""
+    humans = frame[frame["kind"] == "human"]
+    return 1.0 - humans.groupby("case_id")["correct"].apply(lambda c: (c.fillna(0) == 1).mean())
+
+
+def test_the_per_case_matrix_sorts_numerically_and_filters_disagreements(
+    served: ServedApp, page: Page, analyst: str, session: Session
+) -> None:
+    frame = _frame(session)
+    difficulty = _difficulty(frame)
+    numeric = sorted(difficulty.index, key=lambda c: (-round(difficulty[c], 9), int(c)))
+    as_text = sorted(difficulty.index, key=lambda c: (-round(difficulty[c], 9), c))
+    assert numeric[:50] != as_text[:50]  # ties exist where "100" < "13" as text
+
+    _sign_in(page, served, analyst)
+    _go(page, "Per-case matrix", "Per-case matrix")
+    chart = page.locator(".st-key-pc_matrix").get_by_test_id("stVegaLiteChart")
+    expect(chart.locator("canvas, svg").first).to_be_visible(timeout=SLOW)
+    _settled(page)
+    page.screenshot(path=str(artifact("scale-per-case-1440.png")), full_page=False)
+    chart.screenshot(path=str(artifact("scale-per-case-matrix.png")))
+    cells = pd.read_csv(io.BytesIO(_download(page, ".st-key-pc_matrix_csv")), dtype=str)
+    first = cells[cells["responder"] == cells["responder"].iloc[0]]
+    assert list(first["case_id"]) == numeric[:50]
+
+    # the filter, chosen with the keyboard
+    pool_right = (1.0 - difficulty) >= 0.5
+    models = frame[frame["kind"] == "model"]
+    right = models.assign(ok=models["correct"].fillna(0) == 1).pivot(
+        index="case_id", columns="responder", values="ok"
+    )
+    disagree = sorted(c for c in right.index if (right.loc[c] != pool_right[c]).any())
+    page.locator(".st-key-pc_filter").click()
+    page.keyboard.type("disagree")
+    page.keyboard.press("Enter")
+    expect(page.get_by_text(f"{len(disagree)} of 200 case(s)")).to_be_visible(timeout=SLOW)
+    expect(chart.locator("canvas, svg").first).to_be_visible(timeout=SLOW)
+    page.locator(".st-key-pc_size").click()
+    page.keyboard.type("200")
+    page.keyboard.press("Enter")
+    expect(page.get_by_text(f"page 1 of 1: cases 1-{len(disagree)}")).to_be_visible(timeout=SLOW)
+    _settled(page)
+    chart.screenshot(path=str(artifact("scale-per-case-disagree.png")))
+    cells = pd.read_csv(io.BytesIO(_download(page, ".st-key-pc_matrix_csv")), dtype=str)
+    assert sorted(set(cells["case_id"]), key=int) == sorted(disagree, key=int)
+
+    # one model run against the pool: the cases where that run alone disagrees
+    run = "model-03"
+    theirs = sorted((c for c in right.index if right.loc[c, run] != pool_right[c]), key=int)
+    assert 0 < len(theirs) < len(disagree)
+    page.locator(".st-key-pc_model").click()
+    page.keyboard.type(run)
+    page.keyboard.press("Enter")
+    expect(page.get_by_text(f"{len(theirs)} of 200 case(s)")).to_be_visible(timeout=SLOW)
+    _settled(page)
+    chart.screenshot(path=str(artifact("scale-per-case-disagree-one-model.png")))
+    cells = pd.read_csv(io.BytesIO(_download(page, ".st-key-pc_matrix_csv")), dtype=str)
+    assert sorted(set(cells["case_id"]), key=int) == theirs
+
+
+def test_the_progress_page_counts_imported_readers_apart(
+    served: ServedApp, page: Page, analyst: str, session: Session
+) -> None:
+    study = get_study(session=session, slug="radle-scale")
+    assert study is not None
+    token = invite_reader(session=session, study=study, code="C01", role="coordinator").token
+    invite_reader(session=session, study=study, code="R-new", role="reader")
+    session.commit()
+    page.set_viewport_size(WIDE)
+    page.goto(f"{served.url}/progress?token={token}")
+    expect(page.get_by_role("heading", name="Progress")).to_be_visible(timeout=SLOW)
+    imported = page.get_by_test_id("stMetric").filter(has_text="Imported, no sign-in")
+    expect(imported).to_contain_text(str(RADLE_SCALE.readers), timeout=SLOW)
+    invited = page.get_by_test_id("stMetric").filter(has_text="Invited")
+    expect(invited).to_contain_text("1")
+    expect(page.locator(".st-key-co_attention")).to_have_text("Not started: R-new")
+    _settled(page)
+    page.screenshot(path=str(artifact("scale-progress-1440.png")), full_page=True)
+    page.set_viewport_size(SMALL)
+    page.screenshot(path=str(artifact("scale-progress-1024.png")))

@@ -1,0 +1,403 @@
+"""The answer on screen is the answer stored, whatever the order of gestures (issue 13).
+
+Real Chromium, real key presses, a served app on SQLite and on PostgreSQL. Each
+gesture order answers one case; after every step the test reads the database:
+nothing is stored before the submit, and after it exactly one new row holds
+what the page showed at the moment of the submit, and the page has moved on.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+from sqlmodel import Session, col, select
+
+from reader_app.auth import sign_in_link
+from reader_app.models import CaseShown, Reader, Response
+from tests.e2e.conftest import Server, artifact, served_on_database
+from tests.e2e.exam_driver import (
+    PROGRESS,
+    choose_likert,
+    expect_case,
+    on_screen,
+    open_exam,
+    progress,
+    settled,
+    submit,
+    toggle_idk,
+    type_diagnosis,
+    wait_next_screen,
+)
+from tests.factories import make_reader, make_study
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("exam_form_browser")]
+
+
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def server(
+    request: pytest.FixtureRequest, sqlite_template: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    with served_on_database(request, sqlite_template, tmp_path_factory, "exam_form") as served:
+        yield served
+
+
+@pytest.fixture
+def db(server: Server) -> Iterator[Session]:
+    with Session(server.engine, expire_on_commit=False) as s:
+        yield s
+
+
+def _rows(db: Session, reader: Reader) -> list[Response]:
+    db.expire_all()
+    return list(
+        db.exec(select(Response).where(Response.reader_id == reader.id).order_by(col(Response.id)))
+    )
+
+
+def _stored(row: Response) -> dict[str, object]:
+    return {"diagnosis": row.diagnosis or "", "likert": row.likert, "idk": row.idk}
+
+
+def _expected(shown: dict[str, object]) -> dict[str, object]:
+    """What the page promises to store: IDK ticked means "I don't know" and nothing else."""
+    if shown["idk"]:
+        return {"diagnosis": "", "likert": None, "idk": True}
+    return {"diagnosis": str(shown["diagnosis"]).strip(), "likert": shown["likert"], "idk": False}
+
+
+def type_confidence_submit(page: Page) -> str:
+    type_diagnosis(page, "Sarcoidosis stage II")
+    choose_likert(page, 3)
+    return "click"
+
+
+def confidence_type_submit_without_blur(page: Page) -> str:
+    choose_likert(page, 4)
+    type_diagnosis(page, "Ewing sarcoma")
+    return "click"  # the cursor is still in the text box
+
+
+def type_confidence_edit_submit(page: Page) -> str:
+    type_diagnosis(page, "Pneumothorax")
+    choose_likert(page, 1)
+    page.locator(".st-key-diagnosis input").click()
+    page.keyboard.press("End")
+    page.keyboard.type(" right, tension")
+    return "click"
+
+
+def idk_on_off_type_submit(page: Page) -> str:
+    toggle_idk(page)
+    expect(page.locator(".st-key-idk input")).to_be_checked()
+    toggle_idk(page)
+    expect(page.locator(".st-key-idk input")).not_to_be_checked()
+    type_diagnosis(page, "Pott disease")
+    choose_likert(page, 2)
+    return "click"
+
+
+NOTHING_HIDDEN_FOCUSABLE = """() => {
+    const hidden = [...document.querySelectorAll('.st-key-prefetch *')];
+    const taken = hidden.filter((el) => { el.focus(); return document.activeElement === el; });
+    return {count: hidden.length, taken: taken.length,
+            inert: [...document.querySelectorAll('.st-key-prefetch')].every((b) => b.inert)};
+}"""
+
+
+def keyboard_only(page: Page) -> str:
+    # the next case's images ride along, invisible: nothing in them can take the focus
+    page.wait_for_function("() => document.querySelector('.st-key-prefetch') !== null")
+    page.wait_for_function("() => document.querySelector('.st-key-prefetch').inert")
+    hidden = page.evaluate(NOTHING_HIDDEN_FOCUSABLE)
+    assert hidden["count"] > 0 and hidden["taken"] == 0 and hidden["inert"], hidden
+    page.locator(".st-key-diagnosis input").focus()
+    page.keyboard.type("Osteoid osteoma")
+    page.keyboard.press("Tab")  # -> the confidence group
+    assert _focused(page) == "likert"
+    page.keyboard.press("ArrowRight")  # arrows choose a confidence
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Tab")
+    assert _focused(page) == "idk"
+    page.keyboard.press("Tab")
+    assert _focused(page) == "submit"
+    page.keyboard.press("Tab")  # past Submit: never into the hidden images
+    assert page.evaluate("() => document.activeElement.closest('.st-key-prefetch') === null"), (
+        "focus went into the prefetched images"
+    )
+    page.keyboard.press("Shift+Tab")
+    assert _focused(page) == "submit"
+    return "enter"  # Enter on the focused Submit button
+
+
+def ctrl_enter_from_the_box(page: Page) -> str:
+    choose_likert(page, 0)
+    type_diagnosis(page, "Normal study")
+    return "ctrl+enter"
+
+
+def enter_in_the_box(page: Page) -> str:
+    choose_likert(page, 2)
+    type_diagnosis(page, "Enter key answer")
+    return "enter"
+
+
+def ctrl_enter_from_the_page(page: Page) -> str:
+    type_diagnosis(page, "Clicked away")
+    choose_likert(page, 1)
+    page.locator(PROGRESS).first.click()  # focus outside the form
+    return "ctrl+enter"
+
+
+def type_then_idk(page: Page) -> str:
+    type_diagnosis(page, "Not sure at all")
+    toggle_idk(page)
+    return "click"
+
+
+def double_click(page: Page) -> str:
+    type_diagnosis(page, "Double clicked")
+    choose_likert(page, 2)
+    return "dblclick"
+
+
+GESTURES: list[Callable[[Page], str]] = [
+    type_confidence_submit,
+    confidence_type_submit_without_blur,
+    type_confidence_edit_submit,
+    idk_on_off_type_submit,
+    double_click,
+    keyboard_only,
+    ctrl_enter_from_the_box,
+    enter_in_the_box,
+    ctrl_enter_from_the_page,
+    type_then_idk,
+]
+
+
+def _focused(page: Page) -> str | None:
+    return str(
+        page.evaluate(
+            """() => { const el = document.activeElement;
+            const box = el && el.closest('[class*="st-key-"]');
+            if (!box) return null;
+            const key = [...box.classList].find((c) => c.startsWith('st-key-'));
+            return key.slice(7).replace(/__[0-9]+$/, ''); }"""
+        )
+    )
+
+
+def test_every_gesture_order_stores_what_the_page_showed(
+    server: Server, page: Page, db: Session
+) -> None:
+    n = len(GESTURES)
+    study = make_study(db, server.settings.asset_dir, slug="s" + uuid.uuid4().hex[:10], n_cases=n)
+    invite = make_reader(db, study, ready=True)
+    open_exam(page, sign_in_link(server.app.url, invite.token))
+    for number, gesture in enumerate(GESTURES, start=1):
+        expect_case(page, number, n)
+        settled(page)
+        expect(page.locator(".st-key-likert input:checked")).to_have_count(0)  # none pre-set
+        how = gesture(page)
+        assert len(_rows(db, invite.reader)) == number - 1, f"{gesture.__name__}: stored early"
+        shown = on_screen(page)
+        before = progress(page)
+        submit(page, how)
+        wait_next_screen(page, before)
+        rows = _rows(db, invite.reader)
+        assert len(rows) == number, f"{gesture.__name__}: {len(rows)} rows after {number} cases"
+        assert _stored(rows[-1]) == _expected(shown), gesture.__name__
+        assert rows[-1].first_shown_at is not None and rows[-1].active_ms is not None
+        if gesture is not double_click:
+            expect(page.get_by_text(f"Saved your answer to case {number}.")).to_be_visible()
+        else:
+            # a second click that reaches the server came from a form drawn for the stored
+            # case: it is said ("already saved"), never stored; one the browser merged
+            # into the first submit leaves the "Saved" message
+            said = re.compile(rf"already saved|Saved your answer to case {number}\.")
+            expect(page.get_by_text(said)).to_be_visible(timeout=10_000)
+            expect_case(page, number + 1, n)
+            assert on_screen(page) == {"diagnosis": "", "likert": None, "idk": False}
+    expect(page.get_by_text("You have finished this exam")).to_be_visible()
+    assert len(_rows(db, invite.reader)) == n
+
+
+def test_pause_resume_and_reload_keep_the_draft_and_the_first_shown_time(
+    server: Server, page: Page, db: Session
+) -> None:
+    study = make_study(db, server.settings.asset_dir, slug="s" + uuid.uuid4().hex[:10], n_cases=2)
+    invite = make_reader(db, study, ready=True)
+    open_exam(page, sign_in_link(server.app.url, invite.token))
+    expect_case(page, 1, 2)
+    choose_likert(page, 4)
+    type_diagnosis(page, "Draft diagnosis")
+    page.locator(".st-key-pause button").click()
+    expect(page.locator(".st-key-resume")).to_be_visible()
+    page.locator(".st-key-resume button").click()
+    expect_case(page, 1, 2)
+    expect(page.locator(".st-key-diagnosis input")).to_have_value("Draft diagnosis")
+    expect(page.locator(".st-key-likert input:checked")).to_have_count(1)
+    assert on_screen(page) == {"diagnosis": "Draft diagnosis", "likert": 4, "idk": False}
+    assert _rows(db, invite.reader) == []
+
+    db.expire_all()
+    first = db.exec(select(CaseShown).where(CaseShown.reader_id == invite.reader.id)).one()
+    page.wait_for_timeout(1_500)  # the reload must not restart the clock
+    page.reload()
+    expect_case(page, 1, 2)
+    expect(page.locator(".st-key-diagnosis input")).to_have_value("Draft diagnosis")
+    expect(page.locator(".st-key-likert input:checked")).to_have_count(1)  # restored in turn
+    assert on_screen(page) == {"diagnosis": "Draft diagnosis", "likert": 4, "idk": False}
+    page.screenshot(path=str(artifact("exam-form-draft-1440.png")))
+    before = progress(page)
+    submit(page, "click")
+    wait_next_screen(page, before)
+    (row,) = _rows(db, invite.reader)
+    assert (row.diagnosis, row.likert, row.idk) == ("Draft diagnosis", 4, False)
+    assert row.first_shown_at == first.first_shown_at
+    assert row.shown_at is not None and row.first_shown_at < row.shown_at  # reload: new session
+    assert row.submitted_at is not None
+    wall_ms = (row.submitted_at - row.first_shown_at).total_seconds() * 1000
+    assert row.active_ms is not None and 0 < row.active_ms <= wall_ms + 5_000
+    # the browser's count, kept across the reload: more than this session alone saw
+    session_ms = (row.submitted_at - row.shown_at).total_seconds() * 1000
+    assert row.active_ms > session_ms + 1_000
+
+
+def test_database_outage_keeps_the_form_and_a_retry_stores_once(
+    server: Server, page: Page, db: Session
+) -> None:
+    """SQLite: another connection holds the write lock longer than busy_timeout."""
+    if not server.settings.database_url.startswith("sqlite"):
+        pytest.skip("the write lock is held with SQLite's BEGIN EXCLUSIVE")
+    study = make_study(db, server.settings.asset_dir, slug="s" + uuid.uuid4().hex[:10], n_cases=2)
+    invite = make_reader(db, study, ready=True)
+    open_exam(page, sign_in_link(server.app.url, invite.token))
+    expect_case(page, 1, 2)
+    type_diagnosis(page, "Typed during the outage")
+    choose_likert(page, 3)
+    path = server.settings.database_url.removeprefix("sqlite:///")
+    blocker = sqlite3.connect(path, timeout=30, isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")
+    try:
+        submit(page, "click")
+        expect(page.get_by_text("database is not answering")).to_be_visible(timeout=60_000)
+        expect_case(page, 1, 2)
+        assert on_screen(page) == {
+            "diagnosis": "Typed during the outage",
+            "likert": 3,
+            "idk": False,
+        }
+        page.screenshot(path=str(artifact("exam-form-outage-1024.png")))
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert _rows(db, invite.reader) == []
+    before = progress(page)
+    submit(page, "click")  # the retry
+    wait_next_screen(page, before)
+    expect_case(page, 2, 2)
+    rows = _rows(db, invite.reader)
+    assert [(r.diagnosis, r.likert) for r in rows] == [("Typed during the outage", 3)]
+
+
+def test_another_roles_address_leads_to_ones_own_page_without_page_not_found(
+    server: Server, page: Page, db: Session
+) -> None:
+    study = make_study(db, server.settings.asset_dir, slug="s" + uuid.uuid4().hex[:10], n_cases=2)
+    reader = make_reader(db, study, ready=True)
+    analyst = make_reader(db, study, "A01", role="analyst")
+    for path in ("analyst", "answer-key", "adjudicate", "consent"):
+        page.goto(f"{server.app.url}/{path}?token={reader.token}")
+        expect_case(page, 1, 2, timeout=30_000)
+        settled(page)
+        assert page.get_by_text("Page not found").count() == 0, path
+        assert "token=" in page.url  # the sign-in survives the redirect (and a reload)
+    page.reload()
+    expect_case(page, 1, 2, timeout=30_000)
+    page.goto(f"{server.app.url}/exam?token={analyst.token}")
+    expect(page.get_by_role("heading", name="Leaderboard")).to_be_visible(timeout=30_000)
+    settled(page)
+    assert page.get_by_text("Page not found").count() == 0
+
+
+# Acts in the very commit that draws the next case's form, before React has run that
+# render's effects: the fastest reader there can be (or a busy PC). ``act``: "idk" ticks
+# "I don't know", "likert" picks confidence 1 only; then the form is submitted.
+AT_FIRST_SIGHT = """([before, act]) => {
+    window.__answeredAt = null;
+    // the drawing a field belongs to (its widget is keyed NAME__DRAWING): the new case's
+    // form is a new drawing, so an element of the old form is never taken for it
+    const drawing = (el) => {
+        const box = el && el.closest('[class*="__"][class*="st-key-"]');
+        const key = box && [...box.classList].find((c) => /^st-key-.*__[0-9]+$/.test(c));
+        return key ? key.split('__').pop() : null;
+    };
+    const old = drawing(document.querySelector('.st-key-submit button'));
+    const fresh = (el) => el && !el.closest('[data-stale="true"]')
+        && drawing(el) !== null && drawing(el) !== old;
+    const observer = new MutationObserver(() => {
+        const bar = document.querySelector('[data-testid=stProgress]');
+        const field = document.querySelector(
+            act === 'idk' ? '.st-key-idk input' : '.st-key-likert input[type=radio]');
+        const button = document.querySelector('.st-key-submit button');
+        if (!bar || bar.innerText.trim() === before || !fresh(field) || !fresh(button)) return;
+        observer.disconnect();
+        field.click();
+        button.click();
+        window.__answeredAt = bar.innerText.trim();
+    });
+    observer.observe(document.body, { subtree: true, childList: true, characterData: true,
+                                      attributes: true });
+}"""
+
+
+def test_an_answer_given_the_instant_a_case_appears_is_for_that_case_alone(
+    server: Server, page: Page, db: Session
+) -> None:
+    """Answer a case, then act on the next one the instant it is drawn. "I don't know" is
+    stored for the new case; a confidence alone is refused (no diagnosis): the previous
+    case's text, still in the browser's memory of the old form, never comes along."""
+    n = 4
+    study = make_study(db, server.settings.asset_dir, slug="s" + uuid.uuid4().hex[:10], n_cases=n)
+    invite = make_reader(db, study, ready=True)
+    open_exam(page, sign_in_link(server.app.url, invite.token))
+    # the hidden fields take no room: the diagnosis is the form's first line
+    gap = page.evaluate(
+        """() => document.querySelector('.st-key-diagnosis').getBoundingClientRect().top
+            - document.querySelector('.st-key-answer_form').getBoundingClientRect().top"""
+    )
+    assert 0 <= gap < 4, gap
+    stored: list[dict[str, object]] = []
+    for number, act in ((1, "idk"), (3, "likert")):
+        expect_case(page, number, n)
+        settled(page)
+        type_diagnosis(page, f"Answer {number}")
+        choose_likert(page, 4)
+        before = progress(page)
+        page.evaluate(AT_FIRST_SIGHT, [before, act])  # armed before the submit
+        submit(page, "click")
+        answered_at = page.wait_for_function("() => window.__answeredAt").json_value()
+        assert answered_at.startswith(f"Case {number + 1} of {n}")
+        stored.append({"diagnosis": f"Answer {number}", "likert": 4, "idk": False})
+        if act == "idk":
+            stored.append({"diagnosis": "", "likert": None, "idk": True})
+            expect_case(page, number + 2, n)
+        else:
+            expect(page.get_by_text("Enter a diagnosis, or choose")).to_be_visible()
+            expect_case(page, number + 1, n)
+            assert on_screen(page) == {"diagnosis": "", "likert": 0, "idk": False}
+        assert [_stored(r) for r in _rows(db, invite.reader)] == stored, f"case {number + 1}"
+    type_diagnosis(page, "Typed after the refusal")
+    before = progress(page)
+    submit(page, "enter")
+    wait_next_screen(page, before)
+    stored.append({"diagnosis": "Typed after the refusal", "likert": 0, "idk": False})
+    assert [_stored(r) for r in _rows(db, invite.reader)] == stored

@@ -1,0 +1,306 @@
+"""The reader's location step in real Chromium, on SQLite and PostgreSQL (issue 19).
+
+A reader marks a point with real mouse clicks and key presses on a spot case and
+on a strip slice, at fit (1x) and zoomed in with the view panned; the database
+then holds the intended stored-image point within 1 px (and the slice). The
+client point of an image point is computed here from the <img>'s box and the
+image's STORED size (case_images.width/height), not from the viewer's own
+transform, so a viewer whose "image pixels" were not stored pixels would fail.
+"No focal finding", clearing (with grounding_required: an error, nothing
+stored) and a reload (the draft marker comes back) are checked the same way.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+from sqlmodel import Session, col, select
+
+from reader_app.auth import sign_in_link
+from reader_app.grounding import parse_location_json
+from reader_app.models import Case, Reader, Response
+from scoring.regions import Location
+from tests.e2e.conftest import Server, artifact, served_on_database
+from tests.e2e.exam_driver import (
+    expect_case,
+    fill_answer,
+    is_strip,
+    open_exam,
+    progress,
+    step_slices,
+    viewer_ready,
+    wait_next_screen,
+)
+from tests.factories import make_reader, make_study
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("grounding_marker_browser")]
+
+SIZE = 256  # the phantom images' stored width and height (tests/factories.py)
+PIN = ".rv-marker"
+
+
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def server(
+    request: pytest.FixtureRequest, sqlite_template: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    with served_on_database(
+        request, sqlite_template, tmp_path_factory, "grounding_marker"
+    ) as served:
+        yield served
+
+
+@pytest.fixture
+def db(server: Server) -> Iterator[Session]:
+    with Session(server.engine, expire_on_commit=False) as s:
+        yield s
+
+
+def _start(server: Server, db: Session, page: Page, n_cases: int, **config: object) -> Reader:
+    study = make_study(
+        db,
+        server.settings.asset_dir,
+        slug="g" + uuid.uuid4().hex[:10],
+        n_cases=n_cases,
+        strip_every=2 if n_cases > 3 else 0,
+        strip_slices=16,
+        phantom=True,
+        config={"grounding": True, **config},
+    )
+    invite = make_reader(db, study, ready=True)
+    open_exam(page, sign_in_link(server.app.url, invite.token))
+    return invite.reader
+
+
+def _locations(db: Session, reader: Reader) -> dict[str, tuple[Location | None, bool]]:
+    """Case public id -> the stored (point, no focal finding) of each of the reader's answers."""
+    db.expire_all()
+    rows = db.exec(
+        select(Case.public_id, Response.location_json)
+        .join(Case, col(Case.id) == Response.case_id)
+        .where(Response.reader_id == reader.id)
+    ).all()
+    return {public_id: parse_location_json(text) for public_id, text in rows}
+
+
+CLIENT_POINT = """([x, y, w, h]) => {
+    const img = window.readerstudyViewer.image;
+    const box = img.getBoundingClientRect();
+    return {x: box.left + x * box.width / w, y: box.top + y * box.height / h};
+}"""
+
+
+def _client(page: Page, x: float, y: float) -> tuple[float, float]:
+    """Where stored-image point (x, y) is on the screen, from the <img>'s box and stored size."""
+    pt = page.evaluate(CLIENT_POINT, [x, y, SIZE, SIZE])
+    return float(pt["x"]), float(pt["y"])
+
+
+def _marker(page: Page) -> dict[str, float] | None:
+    return page.evaluate("() => window.readerstudyViewer.marker()")  # type: ignore[no-any-return]
+
+
+def _expect_marker(page: Page, x: float, y: float, slice_no: int | None = None) -> None:
+    page.wait_for_function(
+        """([x, y, s]) => { const m = window.readerstudyViewer.marker();
+            return m && Math.abs(m.x - x) <= 1 && Math.abs(m.y - y) <= 1 && m.slice === s; }""",
+        arg=[x, y, slice_no],
+    )
+    _pin_on(page, x, y)
+
+
+def _pin_on(page: Page, x: float, y: float) -> None:
+    """The drawn marker's centre is on the image point (within 1 image px) at this zoom."""
+    expect(page.locator(PIN)).to_be_visible()
+    box = page.locator(PIN).bounding_box()
+    assert box is not None
+    cx, cy = _client(page, x, y)
+    scale = (
+        page.evaluate("() => window.readerstudyViewer.image.getBoundingClientRect().width") / SIZE
+    )  # CSS px per image px
+    assert abs(box["x"] + box["width"] / 2 - cx) <= max(scale, 1)
+    assert abs(box["y"] + box["height"] / 2 - cy) <= max(scale, 1)
+
+
+def _click(page: Page, x: float, y: float) -> None:
+    cx, cy = _client(page, x, y)
+    stage = page.locator(".rv-stage").bounding_box()
+    assert stage is not None
+    assert stage["x"] < cx < stage["x"] + stage["width"], "the point is not in view"
+    assert stage["y"] < cy < stage["y"] + stage["height"], "the point is not in view"
+    page.mouse.click(cx, cy)
+
+
+def _zoom_and_pan(page: Page) -> None:
+    """Zoom in with the viewer's + button and pan with a mouse drag (which marks nothing)."""
+    before = _marker(page)
+    for _ in range(3):
+        page.locator(".rv-tools button[data-act=zoom-in]").click()
+    page.wait_for_function("() => window.readerstudyViewer.state().scale > 1.9")
+    stage = page.locator(".rv-stage").bounding_box()
+    assert stage is not None
+    cx, cy = stage["x"] + stage["width"] / 2, stage["y"] + stage["height"] / 2
+    pan = page.evaluate("() => window.readerstudyViewer.state().pan")
+    page.mouse.move(cx, cy)
+    page.mouse.down()
+    page.mouse.move(cx + 50, cy + 30, steps=6)
+    page.mouse.up()
+    page.wait_for_function(
+        "(p) => { const q = window.readerstudyViewer.state().pan; return q.x !== p.x; }", arg=pan
+    )
+    assert _marker(page) == before, "a drag placed or moved the marker"
+
+
+def _submit(page: Page, diagnosis: str) -> str:
+    """Answer and submit; return the submitted case's public id."""
+    shown = str(page.evaluate("() => window.readerstudyViewer.caseId"))
+    fill_answer(page, diagnosis, 3)
+    before = progress(page)
+    page.locator(".st-key-submit button").click()
+    wait_next_screen(page, before)
+    return shown
+
+
+def _near(stored: tuple[Location | None, bool], x: float, y: float, s: int | None) -> bool:
+    point, nff = stored
+    return (
+        point is not None
+        and not nff
+        and point.slice == s
+        and abs(point.x - x) <= 1
+        and abs(point.y - y) <= 1
+    )
+
+
+def test_marks_on_spot_and_strip_slices_at_fit_and_zoomed_are_stored_within_one_pixel(
+    server: Server, page: Page, db: Session
+) -> None:
+    page.set_viewport_size({"width": 1440, "height": 900})
+    reader = _start(server, db, page, 4)
+    expected: dict[str, tuple[float, float, int | None]] = {}
+    seen = {"spot": 0, "strip": 0}
+    for number in range(1, 5):
+        expect_case(page, number, 4)
+        viewer_ready(page)
+        kind = "strip" if is_strip(page) else "spot"
+        zoomed = seen[kind] == 1  # the first of each kind at fit, the second zoomed and panned
+        seen[kind] += 1
+        expect(page.locator(".rv-marktext")).to_contain_text("No marker")
+        slice_no: int | None = None
+        if kind == "strip":
+            step_slices(page, 6 if zoomed else 3)  # the arrow keys, focus on the page
+            slice_no = 7 if zoomed else 4
+        if zoomed:
+            _zoom_and_pan(page)
+        x, y = (141.37, 97.61) if zoomed else (60.25, 201.5)
+        _click(page, x, y)
+        _expect_marker(page, x, y, slice_no)
+        if kind == "strip":
+            # the marker belongs to its slice: hidden on the next one, back on its own
+            page.locator("[data-testid=stProgress]").first.click()
+            page.keyboard.press("ArrowRight")
+            expect(page.locator(PIN)).to_be_hidden()
+            page.keyboard.press("ArrowLeft")
+            _expect_marker(page, x, y, slice_no)
+        if zoomed and kind == "spot":
+            # the keyboard: the click focused the image; arrows move by 1 px, Shift by 10
+            for key in ["ArrowRight", "ArrowRight", "ArrowRight", "ArrowUp", "Shift+ArrowDown"]:
+                page.keyboard.press(key)
+            m = _marker(page)
+            assert m is not None
+            assert (round(m["x"] - x, 2), round(m["y"] - y, 2)) == (3.0, 9.0), m
+            x, y = x + 3, y + 9
+            _expect_marker(page, x, y, slice_no)
+        if zoomed and kind == "strip":
+            page.screenshot(path=str(artifact("grounding-marker-strip-zoomed-1440x900.png")))
+        if kind == "spot" and not zoomed:
+            page.screenshot(path=str(artifact("grounding-marker-spot-1440x900.png")))
+        expected[_submit(page, f"{kind} {number}")] = (x, y, slice_no)
+    expect(page.get_by_text("You have finished this exam")).to_be_visible()
+    stored = _locations(db, reader)
+    assert set(stored) == set(expected)
+    for public_id, (x, y, s) in expected.items():
+        assert _near(stored[public_id], x, y, s), (stored[public_id], (x, y, s))
+
+
+def test_no_focal_finding_clearing_reload_and_the_keyboard(
+    server: Server, page: Page, db: Session
+) -> None:
+    page.set_viewport_size({"width": 1024, "height": 768})
+    reader = _start(server, db, page, 3)
+
+    # case 1: mark, clear, submit -> refused, nothing stored; then "No focal finding"
+    expect_case(page, 1, 3)
+    viewer_ready(page)
+    _click(page, 100.5, 80.25)
+    _expect_marker(page, 100.5, 80.25)
+    page.locator(".rv-marking button[data-act=clear-marker]").click()
+    expect(page.locator(PIN)).to_be_hidden()
+    assert _marker(page) is None
+    fill_answer(page, "Clear then submit", 2)
+    page.locator(".st-key-submit button").click()
+    expect(page.get_by_text("Mark the finding on the image")).to_be_visible()
+    expect_case(page, 1, 3)
+    assert _locations(db, reader) == {}
+    page.locator(".st-key-no_focal_finding label").click()
+    expect(page.get_by_text("Mark the finding on the image")).to_be_hidden()  # ticked: moot
+    first = str(page.evaluate("() => window.readerstudyViewer.caseId"))
+    before = progress(page)
+    page.locator(".st-key-submit button").click()
+    wait_next_screen(page, before)
+    assert _locations(db, reader) == {first: (None, True)}
+
+    # case 2: the draft marker survives a reload, and is what is stored
+    expect_case(page, 2, 3)
+    viewer_ready(page)
+    expect(page.locator(".st-key-no_focal_finding input")).not_to_be_checked()
+    _click(page, 30.75, 222.0)
+    _expect_marker(page, 30.75, 222.0)
+    fill_answer(page, "Reloaded", 1)
+    page.reload()
+    expect_case(page, 2, 3, timeout=30_000)
+    viewer_ready(page)
+    _expect_marker(page, 30.75, 222.0)  # put back from the tab's draft
+    expect(page.locator(".st-key-diagnosis input")).to_have_value("Reloaded")
+    page.screenshot(path=str(artifact("grounding-marker-reloaded-1024x768.png")))
+    second = _submit(page, "Reloaded")
+    assert _near(_locations(db, reader)[second], 30.75, 222.0, None)
+
+    # case 3: keyboard only: Enter on the focused image places the marker at the centre
+    # of the view, the arrows move it, Delete clears it, Enter places it again
+    expect_case(page, 3, 3)
+    viewer_ready(page)
+    page.locator(".rv-stage").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => window.readerstudyViewer.marker() !== null")
+    centre = _marker(page)
+    assert centre is not None
+    assert abs(centre["x"] - SIZE / 2) <= 1 and abs(centre["y"] - SIZE / 2) <= 1, centre
+    page.keyboard.press("Delete")
+    page.wait_for_function("() => window.readerstudyViewer.marker() === null")
+    page.keyboard.press("Enter")
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("Shift+ArrowUp")
+    x, y = centre["x"] - 2, centre["y"] - 10
+    _expect_marker(page, x, y)
+    expect(page.locator(".rv-marktext")).to_contain_text(f"x {round(x)}, y {round(y)}")
+    third = _submit(page, "Keyboard")
+    expect(page.get_by_text("You have finished this exam")).to_be_visible()
+    stored = _locations(db, reader)
+    assert _near(stored[third], x, y, None), stored[third]
+    assert len(stored) == 3
+
+
+def test_an_optional_location_may_be_left_out(server: Server, page: Page, db: Session) -> None:
+    reader = _start(server, db, page, 1, grounding_required=False)
+    expect_case(page, 1, 1)
+    viewer_ready(page)
+    expect(page.get_by_text("(optional)")).to_be_visible()
+    shown = _submit(page, "No marker needed")
+    assert _locations(db, reader) == {shown: (None, False)}

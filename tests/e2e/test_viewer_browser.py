@@ -1,0 +1,390 @@
+"""The case viewer in real Chromium at 1440x900, 1024x768 and 390x844 (issue 16).
+
+Checks, with screenshots under test-artifacts/: the image's displayed height
+ratio; wheel zoom and drag pan change the view with no message to the server
+(no script rerun) and no page scroll; the wheel and the arrow keys step strip
+slices and the label follows; thumbnail clicks jump; fullscreen follows the
+slice; the image shown is the stored PNG byte for byte; the interaction record
+reaches the database with the answer; axe-core finds no WCAG A/AA violation
+on the exam page (dark, and the study option light); and the frame time of a
+scripted zoom and pan.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from reader_app.auth import sign_in_link
+from reader_app.db import make_engine
+from reader_app.models import CaseImage, Reader, Response
+from reader_app.settings import Settings, load_settings
+from tests.conftest import fresh_sqlite_url
+from tests.e2e.conftest import ServedApp, artifact, start_app, stop_app
+from tests.e2e.exam_driver import expect_case, fill_answer, settled
+from tests.factories import make_reader, make_study
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("viewer_browser")]
+
+AXE = Path(__file__).resolve().parent / "vendor" / "axe.min.js"
+VIEWPORTS = {"1440x900": (1440, 900), "1024x768": (1024, 768), "390x844": (390, 844)}
+STAGE = ".rv-stage"
+LABEL = ".rv-label"
+IMG = ".rv-img"
+
+
+@dataclass
+class ViewerServer:
+    app: ServedApp
+    settings: Settings
+    engine: Engine
+
+
+@pytest.fixture(scope="module")
+def viewer_server(
+    sqlite_template: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ViewerServer]:
+    root = tmp_path_factory.mktemp("viewer_browser")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STREAMLIT_", "READERSTUDY_"))}
+    env["READERSTUDY_DATABASE_URL"] = fresh_sqlite_url(sqlite_template, root)
+    env["READERSTUDY_DATA_DIR"] = str(root / "data")
+    settings = load_settings(env)
+    app = start_app(env, root / "app.log")
+    engine = make_engine(settings.database_url)
+    yield ViewerServer(app, settings, engine)
+    stop_app(app)
+    engine.dispose()
+
+
+@pytest.fixture
+def db(viewer_server: ViewerServer) -> Iterator[Session]:
+    with Session(viewer_server.engine, expire_on_commit=False) as s:
+        yield s
+
+
+class Sent:
+    """Counts the messages the browser sends the server (each rerun is one)."""
+
+    def __init__(self, page: Page) -> None:
+        self.count = 0
+        page.on("websocket", lambda ws: ws.on("framesent", self._sent))
+
+    def _sent(self, _payload: object) -> None:
+        self.count += 1
+
+
+def _open(browser: Browser, server: ViewerServer, db: Session, size: str, **config: object):  # type: ignore[no-untyped-def]
+    study = make_study(
+        db,
+        server.settings.asset_dir,
+        slug="v" + uuid.uuid4().hex[:10],
+        n_cases=2,
+        strip_every=2,
+        strip_slices=16,
+        windows=("lung", "mediastinum", "bone"),
+        phantom=True,
+        config=dict(config) or None,
+    )
+    invite = make_reader(db, study, ready=True)
+    width, height = VIEWPORTS[size]
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    sent = Sent(page)
+    page.goto(sign_in_link(server.app.url, invite.token))
+    expect(page.locator(".st-key-submit")).to_be_visible(timeout=60_000)  # a cold server
+    expect(page.locator(IMG)).to_be_visible()
+    return context, page, sent, invite.reader
+
+
+def _state(page: Page) -> dict[str, object]:
+    return page.evaluate("() => window.readerstudyViewer.state()")  # type: ignore[no-any-return]
+
+
+def _is_strip(page: Page) -> bool:
+    return page.locator(".rv-thumbs button").count() > 0
+
+
+def _wait_viewer(page: Page) -> None:
+    settled(page)
+    page.wait_for_function(
+        "() => window.readerstudyViewer && window.readerstudyViewer.image.complete"
+        " && window.readerstudyViewer.image.naturalWidth > 0"
+    )
+
+
+def _img_sha256(page: Page) -> str:
+    """sha256 of the bytes behind the <img> the reader sees, fetched as the browser did."""
+    hex_digest = page.evaluate(
+        """async () => {
+            const img = window.readerstudyViewer.image;
+            const buf = await (await fetch(img.currentSrc || img.src)).arrayBuffer();
+            const d = await crypto.subtle.digest('SHA-256', buf);
+            return [...new Uint8Array(d)].map(b => b.toString(16).padStart(2, '0')).join('');
+        }"""
+    )
+    return str(hex_digest)
+
+
+def _case_shas(db: Session) -> set[str]:
+    return set(db.exec(select(CaseImage.sha256)).all())
+
+
+def _rows(db: Session, reader: Reader) -> list[Response]:
+    db.expire_all()
+    return list(
+        db.exec(select(Response).where(Response.reader_id == reader.id).order_by(col(Response.id)))
+    )
+
+
+def _submit(page: Page, diagnosis: str, likert: int, *, keyboard: bool = False) -> None:
+    fill_answer(page, diagnosis, likert)
+    if keyboard:  # the shortcut: the viewer's record must ride on it too
+        page.locator(".st-key-diagnosis input").focus()
+        page.keyboard.press("Control+Enter")
+    else:
+        page.locator(".st-key-submit button").click()
+
+
+def _check_layout(page: Page, size: str) -> float:
+    """The image's displayed height over the viewport height below the exam header."""
+    if size == "1440x900":  # the viewer lays out again once the page has settled
+        page.wait_for_function(
+            """() => {
+                const img = window.readerstudyViewer.image.getBoundingClientRect();
+                const bar = document.querySelector('[data-testid=stProgress]')
+                    .getBoundingClientRect();
+                return img.height / (window.innerHeight - bar.bottom) >= 0.85;
+            }"""
+        )
+    img = page.locator(IMG).bounding_box()
+    bar = page.locator("[data-testid=stProgress]").first.bounding_box()
+    assert img is not None and bar is not None
+    view_w, view_h = VIEWPORTS[size]
+    below_header = view_h - (bar["y"] + bar["height"])
+    ratio = img["height"] / below_header
+    # nothing cut off: the image fits the viewport and the page does not scroll sideways
+    assert img["x"] >= 0 and img["x"] + img["width"] <= view_w + 1
+    assert img["y"] >= 0, "the new case opened scrolled down: the image's top is cut off"
+    assert img["y"] + img["height"] <= view_h + 1
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= view_w
+    return ratio
+
+
+def _zoom_and_pan_without_rerun(page: Page, sent: Sent) -> None:
+    box = page.locator(STAGE).bounding_box()
+    assert box is not None
+    cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(cx, cy)
+    settled(page)
+    page.wait_for_timeout(300)  # let any message of the page's own settling go out first
+    before, scroll = sent.count, page.evaluate("() => window.scrollY")
+    strip = _is_strip(page)
+    if strip:
+        page.keyboard.down("Control")
+    for _ in range(3):
+        page.mouse.wheel(0, -100)  # three notches towards the reader: zoom in
+    if strip:
+        page.keyboard.up("Control")
+    page.wait_for_function("() => window.readerstudyViewer.state().scale > 1.2")
+    zoomed = _state(page)
+    page.mouse.down()
+    page.mouse.move(cx + 60, cy + 40, steps=6)
+    page.mouse.up()
+    panned = _state(page)
+    assert panned["pan"] != zoomed["pan"]
+    page.wait_for_timeout(300)
+    assert sent.count == before, "zoom/pan sent a message to the server (a rerun)"
+    assert page.evaluate("() => window.scrollY") == scroll, "the page scrolled under the wheel"
+    page.keyboard.press("0")
+    expect_scale = "() => Math.abs(window.readerstudyViewer.state().scale - 1) < 1e-6"
+    page.wait_for_function(expect_scale)
+
+
+@pytest.mark.parametrize("size", list(VIEWPORTS))
+def test_viewer_layout_zoom_pan_strip_and_fullscreen(
+    viewer_server: ViewerServer, browser: Browser, db: Session, size: str
+) -> None:
+    context, page, sent, reader = _open(browser, viewer_server, db, size)
+    shas = _case_shas(db)
+    ratios: dict[str, float] = {}
+    for number in (1, 2):
+        expect_case(page, number, 2)
+        _wait_viewer(page)
+        strip = _is_strip(page)
+        kind = "strip" if strip else "spot"
+        ratios[kind] = _check_layout(page, size)
+        assert _img_sha256(page) in shas  # the stored PNG, byte for byte
+        page.screenshot(path=str(artifact(f"viewer-{kind}-{size}.png")))
+        _zoom_and_pan_without_rerun(page, sent)
+        shown = page.evaluate("() => window.readerstudyViewer.caseId")
+        if strip:
+            _strip_steps(page, sent, size)
+            _submit(page, "Strip answer", 2, keyboard=size == "1024x768")
+        else:
+            page.keyboard.press("2")  # the second window preset by key
+            expect(page.locator(LABEL)).to_contain_text("Mediastinum")
+            assert _img_sha256(page) in shas
+            _submit(page, "Spot answer", 3, keyboard=size == "390x844")
+        page.wait_for_function(
+            "(shown) => !window.readerstudyViewer || window.readerstudyViewer.caseId !== shown",
+            arg=shown,
+        )
+    expect(page.get_by_text("You have finished this exam")).to_be_visible()
+    rows = _rows(db, reader)
+    assert len(rows) == 2
+    records = {r.diagnosis: json.loads(r.interaction_json or "null") for r in rows if r.diagnosis}
+    spot, strip_rec = records["Spot answer"], records["Strip answer"]
+    assert spot["zoom_used"] and spot["pan_used"]
+    assert spot["windows_used"][-1] == "mediastinum" and len(spot["windows_used"]) == 2
+    assert strip_rec["zoom_used"] and strip_rec["fullscreen_s"] > 0
+    assert {1, 2, 3, 4, 10, 11}.issubset(set(strip_rec["slices_visited"]))
+    assert strip_rec["thumbnail_clicks"] == 1
+    if size == "1440x900":
+        assert ratios["spot"] >= 0.85, ratios
+        assert ratios["strip"] >= 0.85, ratios
+    print(f"\nheight ratio at {size}: {ratios}")
+    context.close()
+
+
+def _strip_steps(page: Page, sent: Sent, size: str) -> None:
+    label, img = page.locator(LABEL), page.locator(IMG)
+    expect(label).to_contain_text("1/16")
+    before = sent.count
+    box = page.locator(STAGE).bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    first_src = img.get_attribute("src")
+    for n in (2, 3, 4):
+        page.mouse.wheel(0, 100)  # one notch: one slice
+        expect(label).to_contain_text(f"{n}/16")
+    assert img.get_attribute("src") != first_src
+    page.locator(".rv-thumbs button").nth(9).click()  # thumbnail 10
+    expect(label).to_contain_text("10/16")
+    expect(page.locator(".rv-thumbs button").nth(9)).to_have_attribute("aria-current", "true")
+    page.keyboard.press("f")
+    page.wait_for_function("() => window.readerstudyViewer.state().fullscreen")
+    page.keyboard.press("ArrowRight")
+    expect(label).to_contain_text("11/16")  # fullscreen follows the slice
+    page.screenshot(path=str(artifact(f"viewer-strip-fullscreen-{size}.png")))
+    assert _state(page)["fullscreen"] and _state(page)["slice"] == 11
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => !window.readerstudyViewer.state().fullscreen")
+    page.wait_for_timeout(200)
+    assert sent.count == before, "slice steps sent a message to the server (a rerun)"
+
+
+def _axe(page: Page) -> list[dict[str, object]]:
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate(
+        """async () => {
+            const r = await axe.run(document, {
+                runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']},
+            });
+            return r.violations.map(v => ({
+                id: v.id, impact: v.impact, help: v.help,
+                nodes: v.nodes.map(n => ({target: n.target, summary: n.failureSummary})),
+            }));
+        }"""
+    )
+    return list(result)
+
+
+def _focus_ring_on_viewer_buttons(page: Page) -> None:
+    """Tab reaches the viewer's controls, and the focused one shows a visible ring."""
+    page.locator("[data-testid=stProgress]").first.click()
+    focused = "() => { const a = document.activeElement; return a && a.shadowRoot"
+    focused += " && a.shadowRoot.activeElement ? a.shadowRoot.activeElement : null; }"
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        ring = page.evaluate(
+            f"() => {{ const el = ({focused})(); if (!el) return null;"
+            " const s = getComputedStyle(el);"
+            " return [el.tagName, s.outlineStyle, parseFloat(s.outlineWidth)]; }"
+        )
+        if ring is not None:
+            tag, style, width = ring
+            assert tag == "BUTTON" and style == "solid" and width >= 2, ring
+            page.keyboard.press("Enter")  # a preset or tool, operated from the keyboard
+            return
+    raise AssertionError("Tab never reached a viewer control")
+
+
+@pytest.mark.parametrize("theme", ["dark", "light"])
+def test_exam_page_has_no_wcag_aa_violations(
+    viewer_server: ViewerServer, browser: Browser, db: Session, theme: str
+) -> None:
+    config = {"theme": theme} if theme == "light" else {}
+    context, page, _, _ = _open(browser, viewer_server, db, "1440x900", **config)
+    found: dict[str, list[dict[str, object]]] = {}
+    for number in (1, 2):
+        expect_case(page, number, 2)
+        _wait_viewer(page)
+        kind = "strip" if _is_strip(page) else "spot"
+        found[kind] = _axe(page)
+        _focus_ring_on_viewer_buttons(page)
+        page.screenshot(path=str(artifact(f"viewer-axe-{theme}-{kind}.png")))
+        _submit(page, f"{kind} answer", 1)
+    assert found == {"spot": [], "strip": []}, json.dumps(found, indent=1)
+    context.close()
+
+
+FRAME_SCRIPT = """() => {
+    window.__frames = [];
+    let last = performance.now();
+    const tick = (t) => {
+        window.__frames.push(t - last);
+        last = t;
+        if (window.__frames.length < 100000 && !window.__stop) requestAnimationFrame(tick);
+    };
+    window.__stop = false;
+    requestAnimationFrame(tick);
+}"""
+
+
+def test_zoom_and_pan_frame_time(
+    viewer_server: ViewerServer, browser: Browser, db: Session
+) -> None:
+    """rAF deltas while a scripted wheel zoom and drag pan run (figures for performance.md)."""
+    context, page, _, _ = _open(browser, viewer_server, db, "1440x900")
+    _wait_viewer(page)
+    box = page.locator(STAGE).bounding_box()
+    assert box is not None
+    cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(cx, cy)
+    strip = _is_strip(page)
+    page.evaluate(FRAME_SCRIPT)
+    for i in range(20):
+        if strip:
+            page.keyboard.down("Control")
+        page.mouse.wheel(0, -60 if i < 10 else 60)
+        if strip:
+            page.keyboard.up("Control")
+    page.mouse.down()
+    for i in range(40):
+        page.mouse.move(cx + 3 * i, cy + 2 * i)
+    page.mouse.up()
+    deltas = page.evaluate("() => { window.__stop = true; return window.__frames.slice(2); }")
+    assert len(deltas) > 20
+    ordered = sorted(deltas)
+    figures = {
+        "frames": len(deltas),
+        "p50_ms": round(statistics.median(deltas), 1),
+        "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))], 1),
+        "max_ms": round(max(deltas), 1),
+        "kind": "strip" if strip else "spot",
+    }
+    artifact("viewer-frame-times.json").write_text(json.dumps(figures, indent=1))
+    print(f"\nzoom/pan frame time: {figures}")
+    assert figures["p50_ms"] < 40, figures  # display rate, with room for a loaded CI box
+    context.close()

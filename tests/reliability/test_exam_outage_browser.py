@@ -1,0 +1,88 @@
+"""PostgreSQL stops while a reader answers: the page keeps the answer, the retry stores it once.
+
+The server is the private throwaway cluster (tests/reliability/pgcluster.py); the
+shared test server is never stopped. Real Chromium, real key presses.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+from sqlmodel import Session, col, select
+
+from reader_app.auth import sign_in_link
+from reader_app.db import make_engine, migrate
+from reader_app.models import Response
+from reader_app.settings import load_settings
+from tests.e2e.conftest import artifact, start_app, stop_app
+from tests.e2e.exam_driver import (
+    choose_likert,
+    expect_case,
+    on_screen,
+    open_exam,
+    progress,
+    submit,
+    type_diagnosis,
+    wait_next_screen,
+)
+from tests.factories import make_reader, make_study
+from tests.reliability.pgcluster import ThrowawayPostgres
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.postgres,
+    pytest.mark.browser,
+    pytest.mark.xdist_group("throwaway_pg"),
+]
+
+
+def test_postgres_down_keeps_the_typed_answer_and_the_retry_stores_once(
+    throwaway_pg: ThrowawayPostgres, throwaway_db: str, tmp_path: Path, browser: Any
+) -> None:
+    migrate(throwaway_db)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STREAMLIT_", "READERSTUDY_"))}
+    env.update(READERSTUDY_DATABASE_URL=throwaway_db, READERSTUDY_DATA_DIR=str(tmp_path / "d"))
+    settings = load_settings(env)
+    engine = make_engine(throwaway_db)
+    with Session(engine, expire_on_commit=False) as db:
+        study = make_study(db, settings.asset_dir, n_cases=2)
+        invite = make_reader(db, study, ready=True)
+    app = start_app(env, tmp_path / "app.log")
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    try:
+        open_exam(page, sign_in_link(app.url, invite.token))
+        expect_case(page, 1, 2)
+        type_diagnosis(page, "Typed while the server is down")
+        choose_likert(page, 2)
+        throwaway_pg.stop("immediate")
+        try:
+            submit(page, "click")
+            expect(page.get_by_text("database is not answering")).to_be_visible(timeout=60_000)
+            expect_case(page, 1, 2)
+            assert on_screen(page) == {
+                "diagnosis": "Typed while the server is down",
+                "likert": 2,
+                "idk": False,
+            }
+            page.screenshot(path=str(artifact("exam-form-pg-down-1024.png")))
+        finally:
+            throwaway_pg.start()
+        before = progress(page)
+        submit(page, "click")  # the retry, once the server is back
+        wait_next_screen(page, before)
+        expect_case(page, 2, 2)
+        with Session(engine) as db:
+            rows = db.exec(select(Response).order_by(col(Response.id))).all()
+            assert [(r.diagnosis, r.likert) for r in rows] == [
+                ("Typed while the server is down", 2)
+            ]
+    finally:
+        context.close()
+        stop_app(app)
+        engine.dispose()
