@@ -261,9 +261,13 @@ EXAM_SCRIPT = """
   setInterval(tick, 100);
   tick();
   // Only the reader's own gestures (trusted events) write the draft: a restore's clicks
-  // and the hidden fields' updates are the script's, and must not overwrite it.
-  const fromReader = (e) => e.isTrusted && e.target.closest && e.target.closest(FORM)
-    && !e.target.closest(FORM + ' .st-key-submit');
+  // and the hidden fields' updates are the script's, and must not overwrite it. A
+  // restore's click on a choice fires trusted input and change events in Chromium: they
+  // come while the form is marked restoring, and are the script's too.
+  const fromReader = (e) => {
+    const f = e.isTrusted && e.target.closest ? e.target.closest(FORM) : null;
+    return !!f && !f.dataset.restoring && !e.target.closest(FORM + ' .st-key-submit');
+  };
   doc.addEventListener('input', (e) => { if (fromReader(e)) { touched = true; save(); } }, true);
   doc.addEventListener('change', (e) => {
     if (fromReader(e)) { touched = true; setTimeout(save, 0); }
