@@ -198,8 +198,17 @@ class Run:
             await context.close()
 
     async def open(self, page: Any, replica: int, token: str) -> None:
+        """Load the exam; a load that times out is tried again, as a person would reload (a
+        replica just restarted on a busy machine can take longer than one page timeout)."""
         await self.replica_down.wait()
-        await page.goto(f"{self.replicas[replica].url}/?token={token}")
+        for attempt in range(3):
+            try:
+                await page.goto(f"{self.replicas[replica].url}/?token={token}")
+                return
+            except Exception:
+                if attempt == 2 or time.monotonic() > self.deadline:
+                    raise
+                self.reloads += 1
 
     async def wait_ready(self, page: Any, replica: int, token: str) -> str:
         """Wait for an answerable case or the finish screen, reloading after an outage."""
@@ -213,7 +222,8 @@ class Run:
                 return "finished"
             except Exception:
                 self.reloads += 1
-                await self.open(page, replica, token)
+                with contextlib.suppress(Exception):  # the next round waits for it again
+                    await self.open(page, replica, token)
         raise RuntimeError("the exam page never came back")
 
     async def form_case(self, page: Any) -> str | None:

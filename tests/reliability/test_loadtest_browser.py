@@ -53,7 +53,9 @@ def test_two_replicas_and_a_kill9_in_chromium(tmp_path: Path) -> None:
     summary, err = _summary(proc)
     assert summary["kills"] == 1, err[-3000:]
     assert summary["switch_replica"] is True
-    assert summary["complete"] and summary["committed"] == 18, err[-3000:]
+    assert summary["complete"] and summary["committed"] == 18, (
+        json.dumps(summary, indent=1) + "\n" + err[-3000:]
+    )
     assert summary["lost"] == 0 and summary["duplicated"] == 0, json.dumps(summary)
     assert summary["errors"] == 0 and proc.returncode == 0, summary
 
