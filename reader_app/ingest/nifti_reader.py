@@ -88,6 +88,7 @@ def open_nifti(
         n_slices=n,
         read_slice=read_slice,
         z_mm=z_mm,
+        affine=np.array(affine, dtype=np.float64) if has_geometry else None,
         description=f"NIfTI volume {'x'.join(map(str, shape[:3]))}, reoriented to RAS"
         + ("" if has_geometry else ", no geometry"),
     )

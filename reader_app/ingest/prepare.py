@@ -231,7 +231,9 @@ def _strip_grid(entry: ManifestEntry, volume: Volume, images: list[RenderedImage
     if entry.reference_mask is not None:
         rows, cols = volume.read_slice(sampled[0]).shape
         source_shape = (rows, cols)
-    return StoredGrid(first.width, first.height, source_shape, sampled, volume.n_slices)
+    return StoredGrid(
+        first.width, first.height, source_shape, sampled, volume.n_slices, affine=volume.affine
+    )
 
 
 def _open_volume(

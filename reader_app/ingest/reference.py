@@ -19,7 +19,7 @@ answer key holds the result (``format_region`` text, ``encode_mask`` bytes).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +44,8 @@ class StoredGrid:
     source_shape: tuple[int, int]  # (rows, cols) before the store's downscale
     sampled: tuple[int, ...] = ()  # strip: volume slice indices; strip slice k is sampled[k-1]
     volume_slices: int = 0  # strip: the volume's slice count
+    # strip from a NIfTI with geometry: its closest-canonical affine (Volume.affine)
+    affine: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -128,8 +130,42 @@ def _nifti_mask(
             f"the mask has {volume.n_slices} slices, the case's volume {grid.volume_slices}: "
             "a mask must be on the volume's own voxel grid",
         )
+    _check_same_grid(volume.affine, grid, where)
     planes = [_to_stored(volume.read_slice(k) != 0, where, grid) for k in grid.sampled]
     return np.stack(planes)
+
+
+AFFINE_TOLERANCE_MM = 0.01  # float32 headers and qform/sform rounding stay far below this
+
+
+def _check_same_grid(mask: np.ndarray | None, grid: StoredGrid, where: str) -> None:
+    """Same voxel count is not the same voxels: a mask from another series, or a crop of the
+    same size, would mark the wrong place. Checked when the volume is a NIfTI with geometry
+    (the mask must then have it too): how far each corner voxel lies from the volume's
+    same voxel (the largest gap anywhere, as both maps are affine)."""
+    if grid.affine is None:  # a DICOM series, or a NIfTI volume without geometry
+        return
+    if mask is None:  # read in the Analyze default orientation: no match to the volume's
+        raise IngestError(
+            where,
+            "the mask has no geometry (qform and sform codes 0), so its voxels cannot be "
+            "matched to the volume's; save the mask with the volume's affine",
+        )
+    rows, cols = grid.source_shape  # display (rows, cols) = canonical (j, i)
+    ks = (0, grid.volume_slices - 1)
+    corners = np.array(
+        [[i, j, k, 1] for i in (0, cols - 1) for j in (0, rows - 1) for k in ks], dtype=np.float64
+    ).T
+    gap = float(np.linalg.norm((mask - grid.affine)[:3] @ corners, axis=0).max())
+    if gap > AFFINE_TOLERANCE_MM:
+        first = ", ".join(f"{v:.2f}" for v in mask[:3, 3])
+        expected = ", ".join(f"{v:.2f}" for v in grid.affine[:3, 3])
+        raise IngestError(
+            where,
+            f"the mask is not on the volume's voxel grid: a voxel lies {gap:.2f} mm from the "
+            f"volume's same voxel (first voxel at {first} mm, the volume's at {expected} mm, "
+            "RAS after reorientation); save the mask with the volume's affine",
+        )
 
 
 def _to_stored(plane: BoolArray, where: str, grid: StoredGrid) -> BoolArray:

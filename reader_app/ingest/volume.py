@@ -10,7 +10,7 @@ patient's right. Slice 0 is the most inferior; positions increase upwards.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -26,6 +26,9 @@ class Volume:
     modality: str | None = None
     invert: bool = False
     description: str = ""  # for the ingestion report
+    # NIfTI with geometry: the closest-canonical (RAS) voxel-to-mm affine, so a mask can be
+    # checked to lie on this voxel grid
+    affine: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 def lps_display_ops(row: np.ndarray, col: np.ndarray) -> tuple[bool, bool, bool]:

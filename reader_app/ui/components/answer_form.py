@@ -77,6 +77,7 @@ FORM_CSS = """
 .st-key-answer_form:has(.st-key-idk input:checked) .st-key-no_focal_finding {
   opacity: 0.35; text-decoration: line-through;
 }
+body[data-rs-marked] .st-key-answer_form .st-key-form_error_location,
 .st-key-answer_form:has(.st-key-no_focal_finding input:checked) .st-key-form_error_location,
 .st-key-answer_form:has(.st-key-idk input:checked) .st-key-form_error_location {
   display: none;
@@ -230,6 +231,15 @@ EXAM_SCRIPT = """
     if (readyAt === null) readyAt = now;
     if (now - readyAt >= 0) doc.body.setAttribute('data-rs-prefetch', '1');
   };
+  // a marker on this case's image answers a "mark the finding" error: hide the error
+  // (FORM_CSS) until the next submit says otherwise
+  const showMarked = (t) => {
+    const v = viewerOf(t);
+    const marked = !!(v && v.marker());
+    if (marked !== doc.body.hasAttribute('data-rs-marked')) {
+      doc.body.toggleAttribute('data-rs-marked', marked);
+    }
+  };
   const tick = () => {
     const now = performance.now();
     const dt = Math.min(now - last, 1000);
@@ -240,6 +250,7 @@ EXAM_SCRIPT = """
     }
     if (!f || !t) { holdPrefetch(); return; }
     releasePrefetch(now, t);
+    showMarked(t);
     if (doc.visibilityState === 'visible') {
       store.setItem(activeKey(t), String(Number(store.getItem(activeKey(t)) || 0) + dt));
     }
@@ -277,7 +288,7 @@ EXAM_SCRIPT = """
   }, true);
   // the reader placed, moved or cleared the marker in the viewer: a gesture on this form
   doc.addEventListener('readerstudy:marker', (e) => {
-    if (e.detail && e.detail.case === token()) { touched = true; save(); }
+    if (e.detail && e.detail.case === token()) { touched = true; save(); showMarked(token()); }
   });
   // the marker, sent with the form (reader_app.exam.location checks it)
   const writeLocation = () => {

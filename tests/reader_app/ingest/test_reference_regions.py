@@ -71,8 +71,13 @@ def _mask_nifti(path: Path, voxels: list[tuple[int, int, int]], affine: np.ndarr
     return path
 
 
-RAS = np.diag([0.7, 0.8, 2.5, 1.0])  # i -> patient's right, j -> anterior: already canonical
-LPS = np.diag([-0.7, -0.8, 2.5, 1.0])  # i -> left, j -> posterior: canonical flips both
+# The volume's own grid (helpers.write_nifti's default: 0.7 x 0.8 x 2.5 mm, first voxel at
+# LPS (-20, -15, -150) mm), stored two ways:
+LPS = np.array(  # i -> patient's left, j -> posterior (as vol.nii.gz): canonical flips both
+    [[-0.7, 0, 0, 20.0], [0, -0.8, 0, 15.0], [0, 0, 2.5, -150.0], [0, 0, 0, 1]]
+)
+# i -> patient's right, j -> anterior: already canonical; voxel (0, 0) is LPS's (63, 47)
+RAS = LPS @ np.array([[-1, 0, 0, COLS - 1], [0, -1, 0, ROWS - 1], [0, 0, 1, 0], [0, 0, 0, 1]])
 
 
 # --- the manifest: syntax and the kind of case, before any image is read -------------------
@@ -233,6 +238,13 @@ def test_a_source_sized_png_mask_is_scaled_like_its_image(
     assert keys["b"].reference_region == "1400,40,60,10"  # x + w = 1460, y + h = 50: inside
 
 
+def _translate(i: float, j: float, k: float) -> np.ndarray:
+    """A shift of the voxel grid by (i, j, k) voxels."""
+    move = np.eye(4)
+    move[:3, 3] = (i, j, k)
+    return move
+
+
 @pytest.mark.parametrize(
     ("row", "why"),
     [
@@ -251,6 +263,15 @@ def test_a_source_sized_png_mask_is_scaled_like_its_image(
          "field 'reference_mask', fake.png: not a PNG file"),
         (case("c1", "vol.nii.gz", "strip", reference_mask="short.nii.gz"),
          "short.nii.gz: the mask has 30 slices, the case's volume 31"),
+        (case("c1", "vol.nii.gz", "strip", reference_mask="shifted.nii.gz"),
+         "shifted.nii.gz: the mask is not on the volume's voxel grid: a voxel lies 2.50 mm "
+         "from the volume's same voxel (first voxel at -24.10, -22.60, -147.50 mm, the "
+         "volume's at -24.10, -22.60, -150.00 mm"),
+        (case("c1", "vol.nii.gz", "strip", reference_mask="coarse.nii.gz"),
+         "coarse.nii.gz: the mask is not on the volume's voxel grid: a voxel lies 15.00 mm "),
+        (case("c1", "vol.nii.gz", "strip", reference_mask="bare.nii.gz"),
+         "bare.nii.gz: the mask has no geometry (qform and sform codes 0), so its voxels "
+         "cannot be matched to the volume's"),
         (case("c1", "vol.nii.gz", "strip", reference_mask="odd.nii.gz"),
          "odd.nii.gz: the mask is empty on the strip's slices (no non-zero voxel on the "
          "sampled volume slices 0, 2, 4"),
@@ -265,6 +286,13 @@ def test_a_bad_reference_refuses_the_import_by_case_line_and_field(
     (study / "fake.png").write_bytes(b"GIF89a not a png")
     nib.save(nib.Nifti1Image(np.ones((COLS, ROWS, 30), np.uint8), RAS), str(study / "short.nii.gz"))
     _mask_nifti(study / "odd.nii.gz", [(5, 5, 11)], RAS)  # slice 11 is not sampled
+    # one slice up (2.5 mm), and a 3 mm slice spacing: 30 x 0.5 mm off at the top slice
+    _mask_nifti(study / "shifted.nii.gz", [(5, 5, 10)], RAS @ _translate(0, 0, 1))
+    _mask_nifti(study / "coarse.nii.gz", [(5, 5, 10)], RAS @ np.diag([1, 1, 1.2, 1]))
+    bare = nib.Nifti1Image(np.asarray(nib.load(str(study / "odd.nii.gz")).dataobj), None)
+    bare.header.set_qform(None, code=0)
+    bare.header.set_sform(None, code=0)
+    nib.save(bare, str(study / "bare.nii.gz"))
     manifest = write_manifest(study, [case("fine", "tiny.dcm", reference_region="0,0,1,1"), row])
     with pytest.raises(ImportFailed) as info:
         import_manifest(manifest, settings=settings)
