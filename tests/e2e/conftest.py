@@ -70,7 +70,12 @@ def start_app(env: dict[str, str], log: Path, port: int | None = None) -> Served
         cwd=ROOT,
     )
     url = f"http://127.0.0.1:{port}"
-    wait_healthy(url, proc, log)
+    try:
+        wait_healthy(url, proc, log)
+    except BaseException:  # never leave a half-started server behind
+        proc.kill()
+        proc.wait()
+        raise
     return ServedApp(url=url, port=port, env=env, proc=proc, log=log)
 
 

@@ -90,11 +90,12 @@ def exam_server(
     env["READERSTUDY_DATABASE_URL"] = fresh_sqlite_url(sqlite_template, root)
     env["READERSTUDY_DATA_DIR"] = str(root / "data")
     settings = load_settings(env)
-    app = start_app(env, root / "app.log")
-    engine = make_engine(settings.database_url)
-    yield ExamServer(app, settings, engine)
-    stop_app(app)
-    engine.dispose()
+    server = ExamServer(
+        start_app(env, root / "app.log"), settings, make_engine(settings.database_url)
+    )
+    yield server
+    stop_app(server.app)  # the restart test replaces the app: stop the one running now
+    server.engine.dispose()
 
 
 @pytest.fixture
