@@ -7,7 +7,8 @@ and never stored: only ``summary()``, which holds counts, goes to the audit log.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reader_app.ingest.anonymize import DropCount
@@ -92,18 +93,48 @@ _ROW = re.compile(
 )
 _CASE = re.compile(r"^case (?P<case>.+?): (?P<file>[^:]+?): (?P<message>.*)$", re.DOTALL)
 _KEY = re.compile(r"^(?P<file>study\.toml): key '(?P<field>[^']+)': (?P<message>.*)$", re.DOTALL)
+# a whole file's problem: "manifest.csv: no cases"
+_FILE = re.compile(r"^(?P<file>[^\s:,]+\.(?:csv|ya?ml|toml)): (?P<message>.*)$", re.DOTALL)
+_WHERE = re.compile(r"^(?P<file>.+?) (?:line|case) (?P<line>\d+)$")  # a manifest row's place
 
 
 @dataclass(frozen=True)
 class Problem:
-    """One problem, split into its parts for a UI: the file, the line, the field, the message."""
+    """One problem, split into its parts for a UI: the file, the line, the field, the message.
+
+    The one problem type of the CLI's check (``importer.validate``) and the browser's
+    set-up (``study_setup``): both read the importer's messages with :meth:`parse`."""
 
     message: str  # the part after the place
     file: str | None = None  # manifest, study.toml or an image file (relative to the manifest)
     line: int | None = None  # manifest line (CSV) or entry number (YAML)
     field: str | None = None  # manifest column or study.toml key
     case_id: str | None = None
-    text: str = ""  # the whole message, as the CLI prints it
+    text: str = ""  # the whole message, as the CLI prints it (or as :meth:`at` writes it)
+
+    @classmethod
+    def at(cls, file: str, line: int | None, field: str | None, message: str) -> Problem:
+        """A problem placed by its parts, worded as the importer words its own."""
+        where = file + (f" line {line}" if line else "") + (f", field '{field}'" if field else "")
+        return cls(message, file, line, field, None, f"{where}: {message}")
+
+    @classmethod
+    def at_row(cls, where: str, field: str, message: str) -> Problem:
+        """A problem in one field of a manifest row (``where``: "manifest.csv line 4")."""
+        row = _WHERE.match(where)
+        file, line = (row["file"], int(row["line"])) if row else (where, None)
+        return cls(message, file, line, field, None, f"{where}, field '{field}': {message}")
+
+    def on_row(self, rows: Mapping[str, str]) -> Problem:
+        """A case's problem with no manifest line (a file it could not read, the burned-in
+        guard) placed on the case's row (``rows``: case id -> "manifest.csv line 4"), in
+        the field it names, else ``files``; the message keeps the importer's whole text."""
+        where = rows.get(self.case_id) if self.case_id and self.line is None else None
+        if where is None:
+            return self
+        return replace(
+            Problem.at_row(where, self.field or "files", self.text), case_id=self.case_id
+        )
 
     @classmethod
     def parse(cls, text: str) -> Problem:
@@ -120,6 +151,8 @@ class Problem:
                 message = f"{row['path']}: {row['message']}" if row["path"] else row["message"]
                 return cls(message, row["file"], int(line), row["field"], m["case"], text)
             return cls(m["message"], m["file"], None, None, m["case"], text)
+        if m := _FILE.match(text):
+            return cls(m["message"], m["file"], text=text)
         return cls(text, text=text)
 
 

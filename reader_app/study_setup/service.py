@@ -18,11 +18,12 @@ from reader_app.audit import record_event
 from reader_app.auth import Invite, invite_reader, require_role
 from reader_app.casebank import get_study, study_config
 from reader_app.errors import ReaderStudyError
+from reader_app.ingest.report import Problem
 from reader_app.ingest.staging import SLUG
 from reader_app.models import Case, ImportJob, Reader, Study
 from reader_app.settings import Settings
 from reader_app.study_setup.jobs import ImportPlan, start_import
-from reader_app.study_setup.validation import CLEAR, EXCLUDE, Problem, Scan, scan
+from reader_app.study_setup.validation import CLEAR, EXCLUDE, Scan, scan
 from reader_app.study_setup.workspace import (
     SourceRefused,
     find_manifest,
@@ -120,7 +121,7 @@ def _target(
         if study is None or study.state != "open":
             state = study.state if study else "gone"
             return study, [
-                Problem(
+                Problem.at(
                     "(study)",
                     None,
                     None,
@@ -130,9 +131,9 @@ def _target(
         return study, []
     if not SLUG.match(slug):
         why = "use letters, digits, '.', '_' or '-' (at most 64), starting with a letter or digit"
-        return None, [Problem("(study)", None, "slug", f"study name {slug!r}: {why}")]
+        return None, [Problem.at("(study)", None, "slug", f"study name {slug!r}: {why}")]
     if get_study(session=session, slug=slug) is not None:
-        return None, [Problem("(study)", None, "slug", f"a study named {slug!r} already exists")]
+        return None, [Problem.at("(study)", None, "slug", f"a study named {slug!r} already exists")]
     return None, []
 
 
@@ -189,7 +190,7 @@ def begin_import(
         raise SetupError(f"decide every flagged image first: {', '.join(undecided)}")
     study, problems = _target(session, actor, mode, slug)
     if problems:
-        raise SetupError(problems[0].text())
+        raise SetupError(problems[0].text)
     flagged = {f.case_id for f in result.flagged}
     plan = ImportPlan(
         mode=mode,

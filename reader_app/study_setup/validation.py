@@ -19,7 +19,6 @@ the burned-in decisions.
 
 from __future__ import annotations
 
-import re
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -35,7 +34,7 @@ from reader_app.casebank import RenderedImage
 from reader_app.ingest.errors import ImportFailed
 from reader_app.ingest.importer import commit_staged
 from reader_app.ingest.manifest import ManifestEntry
-from reader_app.ingest.report import IngestionReport
+from reader_app.ingest.report import IngestionReport, Problem
 from reader_app.ingest.staging import Checked, Edit, Progress, StagedCase, check
 from reader_app.settings import Settings
 from reader_app.study_config import StudyConfig
@@ -44,26 +43,6 @@ CLEAR, EXCLUDE = "clear", "exclude"
 # While checking, every case has a stand-in reviewer: the guard still flags its
 # images, but the case is rendered (for the review screen) instead of refused.
 IN_REVIEW = "(burned-in review)"
-# "manifest.csv line 4, field 'files', images/a.dcm: file not found"
-MESSAGE = re.compile(
-    r"^(?P<file>[^,:]+?)(?: line (?P<line>\d+)| case (?P<case>\d+))?"
-    r"(?:, field '(?P<field>[A-Za-z_]+)')?(?:, (?P<what>[^:]+))?: (?P<message>.*)$",
-    re.DOTALL,
-)
-CASE = re.compile(r"^case (?P<case>.+?): ")  # the importer's "case c1: ..." (a case's problem)
-FIELD = re.compile(r", field '([A-Za-z_]+)'")
-
-
-@dataclass(frozen=True)
-class Problem:
-    file: str
-    line: int | None
-    field: str | None
-    message: str
-
-    def text(self) -> str:
-        where = self.file + (f" line {self.line}" if self.line else "")
-        return f"{where}" + (f", field '{self.field}'" if self.field else "") + f": {self.message}"
 
 
 @dataclass(frozen=True)
@@ -86,31 +65,6 @@ class Scan:
     strips: int
     problems: list[Problem]
     flagged: list[Flagged]
-
-
-def parse_problem(message: str) -> Problem:
-    """An importer message -> file, line, field, message (whatever of them it names)."""
-    m = MESSAGE.match(message)
-    if not m:
-        return Problem(file="", line=None, field=None, message=message)
-    line = m["line"] or m["case"]
-    text = f"{m['what']}: {m['message']}" if m["what"] else m["message"]
-    return Problem(m["file"].strip(), int(line) if line else None, m["field"], text)
-
-
-def _on_row(where: str, field: str, message: str) -> Problem:
-    row = parse_problem(where + ": x")  # "manifest.csv line 3" -> file and line
-    return Problem(row.file, row.line, field, message)
-
-
-def _problem(message: str, rows: Mapping[str, str]) -> Problem:
-    """A case's problem is shown on its manifest row: the field it names, else 'files'."""
-    case = CASE.match(message)
-    where = rows.get(case["case"]) if case else None
-    if where is None:
-        return parse_problem(message)
-    field = FIELD.search(message)
-    return _on_row(where, field[1] if field else "files", message)
 
 
 def _check(
@@ -160,12 +114,12 @@ def scan(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     problems = [
-        _on_row(e.where, "case_id", "this study already has that case id")
+        Problem.at_row(e.where, "case_id", "this study already has that case id")
         for e in entries
         if e.case_id.casefold() in existing_case_ids
     ]
     rows = {e.case_id: e.where for e in entries}
-    problems += [_problem(message, rows) for message in checked.problems]
+    problems += [Problem.parse(message).on_row(rows) for message in checked.problems]
     study_title = checked.config.title if checked.config else None
     strips = sum(e.kind == "strip" for e in entries)
     return Scan(manifest_path, study_title, len(entries), strips, problems, flagged)

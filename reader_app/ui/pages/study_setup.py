@@ -245,7 +245,7 @@ if result.problems:
             "Nothing was written; fix them and check again."
         )
         for problem in result.problems:  # st.text: file names and messages stay plain text
-            st.text(problem.text())
+            st.text(problem.text)
     st.button("Start over", key="setup_reset", on_click=_reset)
     st.stop()
 st.success(

@@ -243,7 +243,7 @@ def test_adding_cases_to_an_open_study_and_refusing_a_locked_one(
         session=session, settings=settings, actor=coordinator, source=again, mode=ADD, slug=""
     )
     assert [p.field for p in result.problems] == ["case_id"] * 6
-    assert result.problems[0].text() == (
+    assert result.problems[0].text == (
         "manifest.csv line 2, field 'case_id': this study already has that case id"
     )
 

@@ -9,16 +9,10 @@ from pathlib import Path
 import pytest
 
 from reader_app.ingest.errors import ImportFailed
+from reader_app.ingest.report import Problem
 from reader_app.ingest.staging import ImportProgress
 from reader_app.settings import Settings
-from reader_app.study_setup.validation import (
-    CLEAR,
-    EXCLUDE,
-    Problem,
-    parse_problem,
-    run_import,
-    scan,
-)
+from reader_app.study_setup.validation import CLEAR, EXCLUDE, run_import, scan
 from tests.reader_app.ingest.helpers import case, copy_sample, write_manifest
 from tests.reader_app.ingest.test_import import tiny_ct
 
@@ -28,35 +22,47 @@ from tests.reader_app.ingest.test_import import tiny_ct
     [
         (
             "manifest.csv line 4, field 'kind': must be spot or strip, not 'x'",
-            Problem("manifest.csv", 4, "kind", "must be spot or strip, not 'x'"),
+            ("manifest.csv", 4, "kind", "must be spot or strip, not 'x'"),
         ),
         (
             "manifest.csv line 7, field 'files', images/a.dcm: file not found",
-            Problem("manifest.csv", 7, "files", "images/a.dcm: file not found"),
+            ("manifest.csv", 7, "files", "images/a.dcm: file not found"),
         ),
         (
             "manifest.yaml case 2: unknown field(s) colour",
-            Problem("manifest.yaml", 2, None, "unknown field(s) colour"),
+            ("manifest.yaml", 2, None, "unknown field(s) colour"),
         ),
         (
             "manifest.csv line 1: missing column(s) kind; expected case_id,kind",
-            Problem("manifest.csv", 1, None, "missing column(s) kind; expected case_id,kind"),
+            ("manifest.csv", 1, None, "missing column(s) kind; expected case_id,kind"),
         ),
-        ("manifest.csv: no cases", Problem("manifest.csv", None, None, "no cases")),
-        ("something odd", Problem("", None, None, "something odd")),
+        ("manifest.csv: no cases", ("manifest.csv", None, None, "no cases")),
+        ("something odd", (None, None, None, "something odd")),
     ],
 )
-def test_parse_problem(message: str, expected: Problem) -> None:
-    assert parse_problem(message) == expected
+def test_the_setup_reads_importer_messages_with_the_one_problem_type(
+    message: str, expected: tuple[str | None, int | None, str | None, str]
+) -> None:
+    problem = Problem.parse(message)
+    assert (problem.file, problem.line, problem.field, problem.message) == expected
+    assert problem.text == message  # what the page lists is the importer's own wording
 
 
-def test_problem_text_round_trips_the_importer_wording() -> None:
+def test_a_problem_placed_by_its_parts_is_worded_as_the_importer_words_it() -> None:
     for message in (
         "manifest.csv line 4, field 'kind': must be spot or strip, not 'x'",
         "manifest.csv: no cases",
         "manifest.csv line 1: missing column(s) kind",
     ):
-        assert parse_problem(message).text() == message
+        p = Problem.parse(message)
+        assert p.file is not None
+        assert Problem.at(p.file, p.line, p.field, p.message).text == message
+    yaml_row = Problem.at_row("manifest.yaml case 3", "files", "x.dcm: file not found")
+    assert (yaml_row.file, yaml_row.line, yaml_row.text) == (
+        "manifest.yaml",
+        3,
+        "manifest.yaml case 3, field 'files': x.dcm: file not found",  # YAML: entry 3
+    )
 
 
 def test_scan_names_the_reference_field_a_case_check_refused(
