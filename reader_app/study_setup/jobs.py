@@ -28,6 +28,8 @@ from reader_app.settings import Settings
 from reader_app.study_setup.validation import run_import, save
 from reader_app.study_setup.workspace import remove_workspace
 
+NEW, ADD = "new", "add"  # an import plan's mode: a new study, or cases added to one
+
 _threads: dict[int, threading.Thread] = {}
 STALL_AFTER = timedelta(minutes=30)  # no progress written for this long: the server likely died
 
@@ -115,7 +117,7 @@ def _run(settings: Settings, job_id: int, actor: str, plan: ImportPlan) -> None:
         study_id = save(
             engine,
             settings,
-            adding=plan.mode == "add",
+            adding=plan.mode == ADD,
             slug=plan.slug,
             config=config,
             staged=staged,

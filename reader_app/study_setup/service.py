@@ -22,7 +22,7 @@ from reader_app.ingest.report import Problem
 from reader_app.ingest.staging import SLUG
 from reader_app.models import Case, ImportJob, Reader, Study
 from reader_app.settings import Settings
-from reader_app.study_setup.jobs import ImportPlan, start_import
+from reader_app.study_setup.jobs import ADD, NEW, ImportPlan, start_import
 from reader_app.study_setup.validation import CLEAR, EXCLUDE, Scan, scan
 from reader_app.study_setup.workspace import (
     SourceRefused,
@@ -32,8 +32,6 @@ from reader_app.study_setup.workspace import (
     server_folder,
 )
 from reader_app.study_setup.zipsafe import UnsafeZip, receive_upload, safe_extract
-
-NEW, ADD = "new", "add"
 
 
 class SetupError(ReaderStudyError, ValueError):

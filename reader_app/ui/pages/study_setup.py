@@ -13,10 +13,8 @@ import streamlit as st
 
 from reader_app.auth import AuthError, sign_in_link
 from reader_app.models import utcnow
-from reader_app.study_setup.jobs import get_job, latest_job, stalled
+from reader_app.study_setup.jobs import ADD, NEW, get_job, latest_job, stalled
 from reader_app.study_setup.service import (
-    ADD,
-    NEW,
     SetupError,
     Source,
     begin_import,

@@ -18,9 +18,8 @@ from reader_app.casebank import get_study
 from reader_app.models import AnswerKey, AuditEvent, Case, ImportJob, Reader, Study
 from reader_app.settings import Settings, load_settings
 from reader_app.study_setup import jobs
+from reader_app.study_setup.jobs import ADD, NEW
 from reader_app.study_setup.service import (
-    ADD,
-    NEW,
     SetupError,
     Source,
     begin_import,
