@@ -260,9 +260,9 @@ def test_three_problems_shown_at_once_nothing_written(
     expect(problems).to_contain_text("3 problem(s) found")
     _shot(page, problems, f"setup-2-problems-{viewport[0]}.png")
     lines = problems.locator("[data-testid=stText]").all_inner_texts()
-    assert lines == [
+    assert lines == [  # the importer's own wording, as `readerstudy import` prints it
         "manifest.csv line 3, field 'kind': must be spot or strip, not 'xray'",
-        "manifest.csv line 4, field 'files': images/missing_head.dcm: file not found",
+        "manifest.csv line 4, field 'files', images/missing_head.dcm: file not found",
         "study.toml: key 'colour_scheme': unknown key(s) colour_scheme; known: "
         + ", ".join(STUDY_TOML_KEYS),
     ]
