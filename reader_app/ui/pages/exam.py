@@ -23,6 +23,9 @@ inert, for the browser to fetch ahead.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import streamlit as st
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
@@ -77,6 +80,8 @@ from reader_app.ui.context import (
 ORDER_KEY = "_order"  # the reader's OrderSummary, read once per browser session
 FROM_SLOT_KEY = "_from_slot"  # the slot after the last one answered: the next case's hint
 CASE_COLUMNS = [7, 3]  # the image gets most of the width, the form sits beside it
+T = TypeVar("T")
+
 DB_DOWN = (
     "The study's database is not answering right now, so your answer is not saved yet. "
     "It is still here: press Submit again in a moment. It will be stored once."
@@ -197,18 +202,10 @@ def _submit(values: FormValues) -> None:
     except AnswerError as exc:
         form_error(str(exc), exc.field)
         return
-    try:
-        with db_session() as session:
-            reader = reader_for_callback(session, user)
-            if reader is None:
-                form_error("Your access has ended. Ask the study coordinator.")
-                return
-            result = _store(session, reader, case, answer, values, location)
-    except (AnswerError, AuthError) as exc:
-        form_error(str(exc))
-        return
-    except DBAPIError:
-        form_error(DB_DOWN)
+    result = _as_reader(
+        lambda session, reader: _store(session, reader, case, answer, values, location)
+    )
+    if result is None:
         return
     if result.duplicate:
         state["_notice"] = (
@@ -224,6 +221,24 @@ def _submit(values: FormValues) -> None:
     clear_form()
 
 
+def _as_reader(store: Callable[[Session, Reader], T]) -> T | None:
+    """Run ``store`` as the signed-in reader, in one session. None: it did not happen, and
+    the form says why (access ended, a refusal, the database out of reach); the form
+    keeps what the reader entered."""
+    try:
+        with db_session() as session:
+            reader = reader_for_callback(session, user)
+            if reader is None:
+                form_error("Your access has ended. Ask the study coordinator.")
+                return None
+            return store(session, reader)
+    except (AnswerError, AuthError) as exc:
+        form_error(str(exc))
+    except DBAPIError:
+        form_error(DB_DOWN)
+    return None
+
+
 def _revise(values: FormValues) -> None:
     stored: StoredAnswer | None = state.get("_review_answer")
     case = _checked(values, state.get("_case"))
@@ -235,26 +250,18 @@ def _revise(values: FormValues) -> None:
     except AnswerError as exc:
         form_error(str(exc), exc.field)
         return
-    try:
-        with db_session() as session:
-            reader = reader_for_callback(session, user)
-            if reader is None:
-                form_error("Your access has ended. Ask the study coordinator.")
-                return
-            revise_answer(
-                session=session,
-                reader=reader,
-                config=state["_config"],
-                case_public_id=case.public_id,
-                answer=answer,
-                seen_revision=stored.revision,
-                location_json=location,
-            )
-    except (AnswerError, AuthError) as exc:
-        form_error(str(exc))
-        return
-    except DBAPIError:
-        form_error(DB_DOWN)
+    revised = _as_reader(
+        lambda session, reader: revise_answer(
+            session=session,
+            reader=reader,
+            config=state["_config"],
+            case_public_id=case.public_id,
+            answer=answer,
+            seen_revision=stored.revision,
+            location_json=location,
+        )
+    )
+    if revised is None:
         return
     state["_notice"] = f"Your changed answer to case {case.slot + 1 - _practice()} is saved."
     _leave_review()
