@@ -77,11 +77,16 @@ def validate_answer(diagnosis: str | None, likert: int | None, idk: bool) -> Ans
         raise AnswerError(f"Keep the diagnosis to {MAX_DIAGNOSIS_CHARS} characters.")
     if forbidden_characters(text):  # reader_app.text_policy: the same rule as for models
         raise AnswerError("The diagnosis contains control characters; please retype it.")
+    return Answer(diagnosis=text, likert=checked_likert(likert), idk=False)
+
+
+def checked_likert(likert: int | None) -> int:
+    """The 0-4 confidence every answer form needs (a diagnosis or a report)."""
     if likert is None:
         raise AnswerError("Choose your confidence (0-4).", field="likert")
     if isinstance(likert, bool) or not isinstance(likert, int) or not 0 <= likert <= 4:
         raise AnswerError("Confidence must be a whole number from 0 to 4.")
-    return Answer(diagnosis=text, likert=likert, idk=False)
+    return likert
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,13 @@ from datetime import datetime
 
 from sqlmodel import Session
 
-from reader_app.exam.submit import AnswerColumns, AnswerError, SubmitResult, store_response
+from reader_app.exam.submit import (
+    AnswerColumns,
+    AnswerError,
+    SubmitResult,
+    checked_likert,
+    store_response,
+)
 from reader_app.models import Reader
 from reader_app.text_policy import forbidden_characters
 
@@ -53,11 +59,7 @@ def validate_report(
     impr = _clean("impression", impression)
     if not impr:
         raise AnswerError("Write an impression, or choose “I don't know”.", field="impression")
-    if likert is None:
-        raise AnswerError("Choose your confidence (0-4).", field="likert")
-    if isinstance(likert, bool) or not isinstance(likert, int) or not 0 <= likert <= 4:
-        raise AnswerError("Confidence must be a whole number from 0 to 4.")
-    return ReportAnswer(found or None, impr, likert, False)
+    return ReportAnswer(found or None, impr, checked_likert(likert), False)
 
 
 def submit_report(
