@@ -29,9 +29,9 @@ from reader_app.commands.common import (
     require_study,
     settings_or_exit,
 )
+from reader_app.commands.judge_options import add_judge_options, judge_configs
 from reader_app.grading.config import GradingConfigError, grading_config
 from reader_app.grading.diagnosis_judge import (
-    DEFAULT_KEY_ENV,
     DbJudgeCache,
     JudgeClient,
     JudgeConfig,
@@ -63,21 +63,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=None,
         help="also reuse this study's grade memory (adjudicator, judge and imported verdicts)",
     )
-    p.add_argument(
-        "--judge",
-        nargs=2,
-        action="append",
-        metavar=("URL", "MODEL"),
-        default=None,
-        help="an OpenAI-compatible judge (give two); overrides the study's judges",
-    )
-    p.add_argument(
-        "--judge-key-env",
-        default=DEFAULT_KEY_ENV,
-        help=f"environment variable holding the judges' API key (default {DEFAULT_KEY_ENV})",
-    )
-    p.add_argument(
-        "--judge-timeout", type=float, default=30.0, help="seconds per judge call (default 30)"
+    add_judge_options(
+        p,
+        judge_help="an OpenAI-compatible judge (give two); overrides the study's judges",
+        timeout_s=30.0,
     )
     p.set_defaults(func=run)
 
@@ -134,12 +123,7 @@ def run(args: argparse.Namespace) -> int:
         key, frame = _read_inputs(args)
         if args.judge is not None and len(args.judge) < 2:
             raise CommandError("--judge: give two judges (a verdict needs two that agree)")
-        judges = [
-            JudgeConfig(
-                url=u, model=m, api_key_env=args.judge_key_env, timeout_s=args.judge_timeout
-            )
-            for u, m in (args.judge or [])
-        ]
+        judges = judge_configs(args) or []
         answered = answered_mask(frame)
         case_ids = [c.strip() for c in frame["case_id"]]
         diagnoses = list(frame["diagnosis"])

@@ -19,8 +19,8 @@ from reader_app.commands.common import (
     require_study,
     settings_or_exit,
 )
+from reader_app.commands.judge_options import add_judge_options, judge_configs
 from reader_app.grading.config import GradingConfigError
-from reader_app.grading.diagnosis_judge import DEFAULT_KEY_ENV, JudgeConfig
 from reader_app.grading.rubric_judge import (
     DEFAULT_GAP,
     RUBRIC_JUDGE_PROMPT,
@@ -37,12 +37,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("study", help="study slug")
-    p.add_argument(
-        "--judge",
-        nargs=2,
-        action="append",
-        metavar=("URL", "MODEL"),
-        help="an OpenAI-compatible judge (give two); default: the study's [[grading.judges]]",
+    add_judge_options(
+        p,
+        judge_help="an OpenAI-compatible judge (give two); default: the study's [[grading.judges]]",
+        timeout_s=60.0,
     )
     p.add_argument(
         "--gap",
@@ -56,14 +54,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=RUBRIC_JUDGE_PROMPT,
         help=f"judge prompt version (default {RUBRIC_JUDGE_PROMPT}); a new one re-judges",
     )
-    p.add_argument(
-        "--judge-key-env",
-        default=DEFAULT_KEY_ENV,
-        help=f"environment variable holding the judges' API key (default {DEFAULT_KEY_ENV})",
-    )
-    p.add_argument(
-        "--judge-timeout", type=float, default=60.0, help="seconds per judge call (default 60)"
-    )
     p.set_defaults(func=run)
 
 
@@ -73,16 +63,7 @@ def run(args: argparse.Namespace) -> int:
         prompt = load_judge_prompt(args.prompt)
         if args.judge is not None and len(args.judge) != 2:
             raise CommandError("--judge: give exactly two judges")
-        judges = (
-            None
-            if args.judge is None
-            else [
-                JudgeConfig(
-                    url=u, model=m, api_key_env=args.judge_key_env, timeout_s=args.judge_timeout
-                )
-                for u, m in args.judge
-            ]
-        )
+        judges = judge_configs(args)
         with cli_session(settings) as session:
             study = require_study(session, args.study)
             report = judge_study_reports(
