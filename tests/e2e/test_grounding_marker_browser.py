@@ -247,9 +247,11 @@ def test_no_focal_finding_clearing_reload_and_the_keyboard(
     expect(page.get_by_text("Mark the finding on the image")).to_be_visible()
     expect_case(page, 1, 3)
     assert _locations(db, reader) == {}
+    page.screenshot(path=str(artifact("grounding-marker-missing-1024x768.png")))
     # a marker answers the error, which goes; cleared again, the error is back
     _click(page, 40.0, 60.0)
     expect(page.get_by_text("Mark the finding on the image")).to_be_hidden()
+    page.screenshot(path=str(artifact("grounding-marker-placed-1024x768.png")))
     page.locator(".rv-marking button[data-act=clear-marker]").click()
     expect(page.get_by_text("Mark the finding on the image")).to_be_visible()
     assert _locations(db, reader) == {}
