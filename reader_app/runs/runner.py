@@ -25,7 +25,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
@@ -294,6 +294,31 @@ def _still_pending(*, session: Session, run: ModelRun, job: CaseJob, retry_failu
     return row is None or (retry_failures and is_technical_failure(row))
 
 
+def _take(
+    *,
+    session: Session,
+    run: ModelRun,
+    job: CaseJob,
+    holder: str,
+    lease_s: float,
+    retry_failures: bool,
+) -> Literal["mine", "held", "answered"]:
+    """Lease the case, then look for its row: ``mine`` to ask, ``held`` by another live
+    runner, or ``answered`` already. The row is read after the claim because a holder
+    stores the answer and drops its lease in one commit: read before, a case answered
+    and released in between would look unasked and free, and be asked twice."""
+    assert run.id is not None
+    if not lease.claim(
+        session=session, run_id=run.id, case_id=job.case_id, holder=holder, lease_s=lease_s
+    ):
+        return "held"
+    if _still_pending(session=session, run=run, job=job, retry_failures=retry_failures):
+        return "mine"
+    lease.release(session=session, run_id=run.id, holder=holder, case_ids=[job.case_id])
+    session.commit()
+    return "answered"
+
+
 def run_model(
     *,
     session: Session,
@@ -355,13 +380,19 @@ def run_model(
         nonlocal asked, left_to_others
         while queue and len(in_flight) < concurrency:
             job = queue.popleft()
-            if not _still_pending(session=session, run=run, job=job, retry_failures=retry_failures):
+            taken = _take(
+                session=session,
+                run=run,
+                job=job,
+                holder=holder,
+                lease_s=lease_s,
+                retry_failures=retry_failures,
+            )
+            if taken == "answered":
                 left_to_others += 1  # answered by another process meanwhile
                 count_done("elsewhere")
                 continue
-            if not lease.claim(
-                session=session, run_id=run_id, case_id=job.case_id, holder=holder, lease_s=lease_s
-            ):
+            if taken == "held":
                 waiting.append(job)
                 continue
             in_flight[

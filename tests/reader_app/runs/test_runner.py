@@ -9,10 +9,26 @@ import pytest
 from sqlmodel import Session, col, select
 
 from reader_app.llm import ChatClient
-from reader_app.models import Case, CaseImage, ModelRun, Response, ResponseRevision, Study
+from reader_app.models import (
+    Case,
+    CaseImage,
+    ModelRun,
+    Response,
+    ResponseRevision,
+    RunLease,
+    Study,
+)
+from reader_app.runs import lease
 from reader_app.runs.prompt import load_prompt
 from reader_app.runs.record import RunConflict, RunSpec
-from reader_app.runs.runner import RunAborted, RunProgress, RunSummary, run_model
+from reader_app.runs.runner import (
+    RunAborted,
+    RunProgress,
+    RunSummary,
+    _take,
+    case_jobs,
+    run_model,
+)
 from reader_app.settings import Settings
 from tests.factories import make_study
 from tests.support.openai_stub import ChatRequest, OpenAIStub, Reply
@@ -250,3 +266,52 @@ def test_progress_counts(session: Session, settings: Settings, openai_stub: Open
     start_run(session, settings, openai_stub, concurrency=1, progress=states.append)
     assert states[-1].done == states[-1].total == 2
     assert states[-1].counts == {"idk": 1, "answered": 1}
+
+
+def test_a_case_answered_while_it_is_claimed_is_not_asked_again(
+    session: Session, settings: Settings, openai_stub: OpenAIStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 15 (CI): a runner that looked for the case's row and then claimed its lease
+    asked the case twice when another runner stored the answer and dropped its lease in
+    between. Here that other runner commits (its own session) just before this runner's
+    claim: ``_take`` must report the case ``answered`` and leave no lease behind."""
+    make_study(session, settings.asset_dir, n_cases=3)
+    start_run(session, settings, openai_stub)  # every case answered, every lease dropped
+    run = session.exec(select(ModelRun)).one()
+    jobs = case_jobs(session=session, study=session.exec(select(Study)).one(), strip_mode="slices")
+    job = jobs[0]
+    answer = run_rows(session)[job.source_id]
+    kept = {k: v for k, v in answer.model_dump().items() if k != "id"}
+    session.delete(answer)
+    session.commit()
+    assert session.exec(select(RunLease)).all() == []
+
+    real_claim = lease.claim
+
+    def other_runner_answers_first(**kw: Any) -> bool:
+        with Session(session.get_bind()) as other:  # stores the row, holds no lease after
+            other.add(Response(**kept))
+            other.commit()
+        return real_claim(**kw)
+
+    monkeypatch.setattr(lease, "claim", other_runner_answers_first)
+    taken = _take(
+        session=session, run=run, job=job, holder="late", lease_s=60, retry_failures=False
+    )
+    assert taken == "answered"
+    assert session.exec(select(RunLease)).all() == []
+    monkeypatch.setattr(lease, "claim", real_claim)
+
+    # without a race: a free case is the caller's, and then held against everyone else
+    session.delete(run_rows(session)[job.source_id])
+    session.commit()
+    assert (
+        _take(session=session, run=run, job=job, holder="a", lease_s=60, retry_failures=False)
+        == "mine"
+    )
+    assert (
+        _take(session=session, run=run, job=job, holder="b", lease_s=60, retry_failures=False)
+        == "held"
+    )
+    held = session.exec(select(RunLease)).one()
+    assert (held.case_id, held.holder) == (job.case_id, "a")
