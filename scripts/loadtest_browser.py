@@ -198,17 +198,19 @@ class Run:
             await context.close()
 
     async def open(self, page: Any, replica: int, token: str) -> None:
-        """Load the exam; a load that times out is tried again, as a person would reload (a
-        replica just restarted on a busy machine can take longer than one page timeout)."""
-        await self.replica_down.wait()
-        for attempt in range(3):
+        """Load the exam; a load that fails is tried again a moment later, as a person would
+        reload: a replica just restarted on a busy machine can take longer than one page
+        timeout, and a replica killed while the page loads refuses until it is back."""
+        for attempt in range(5):
+            await self.replica_down.wait()  # a kill in progress: wait for the restart
             try:
                 await page.goto(f"{self.replicas[replica].url}/?token={token}")
                 return
             except Exception:
-                if attempt == 2 or time.monotonic() > self.deadline:
+                if attempt == 4 or time.monotonic() > self.deadline:
                     raise
                 self.reloads += 1
+                await asyncio.sleep(1.0)
 
     async def wait_ready(self, page: Any, replica: int, token: str) -> str:
         """Wait for an answerable case or the finish screen, reloading after an outage."""
