@@ -21,9 +21,18 @@ CASE = "C-7f3a"
 DRAFT = {"st-key-findings": "Spiculated nodule, right upper lobe", "st-key-likert": 3}
 
 
-def _page_html(draft: dict[str, object]) -> str:
+def _page_html(draft: dict[str, object], idk_after_ms: int | None = None) -> str:
+    """``idk_after_ms``: the checkbox is drawn that long after the form, as a widget
+    whose code Streamlit is still loading."""
     radios = "".join(
         f'<label><input type="radio" name="l" value="{v}">{v}</label>' for v in range(5)
+    )
+    checkbox = '<input type="checkbox">' if idk_after_ms is None else ""
+    late = (
+        ""
+        if idk_after_ms is None
+        else f"""<script>setTimeout(() => document.querySelector('.st-key-idk__1')
+  .insertAdjacentHTML('beforeend', '<input type="checkbox">'), {idk_after_ms});</script>"""
     )
     # the form is drawn after the script is installed, as on the exam page
     return f"""<!doctype html><html><body><div data-testid="stMain"></div>
@@ -32,18 +41,19 @@ def _page_html(draft: dict[str, object]) -> str:
   <div class="st-key-active_ms__1"><input type="text" value=""></div>
   <div class="st-key-findings"><div class="st-key-findings__1"><textarea></textarea></div></div>
   <div class="st-key-likert"><div class="st-key-likert__1">{radios}</div></div>
-  <div class="st-key-idk"><div class="st-key-idk__1"><input type="checkbox"></div></div>
+  <div class="st-key-idk"><div class="st-key-idk__1">{checkbox}</div></div>
   <div class="st-key-submit"><div class="st-key-submit__1"><button>Submit</button></div></div>
 </div></template>
 <script>sessionStorage.setItem('rs.draft.{CASE}', {json.dumps(json.dumps(draft))});</script>
 {EXAM_SCRIPT}
 <script>setTimeout(() => document.querySelector('[data-testid=stMain]')
   .append(document.getElementById('form').content.cloneNode(true)), 200);</script>
+{late}
 </body></html>"""
 
 
-def _open(page: Page, draft: dict[str, object]) -> None:
-    html = _page_html(draft)
+def _open(page: Page, draft: dict[str, object], idk_after_ms: int | None = None) -> None:
+    html = _page_html(draft, idk_after_ms)
     page.route(URL, lambda route: route.fulfill(body=html, content_type="text/html"))
     page.goto(URL)
 
@@ -95,3 +105,33 @@ def test_once_the_reader_acts_the_screen_is_theirs(page: Page) -> None:
     page.wait_for_timeout(500)  # five of the script's ticks
     expect(findings).to_have_value("")
     assert _stored_draft(page)["st-key-findings"] == edited
+
+
+def test_a_choice_is_in_the_draft_before_its_click_is_over(page: Page) -> None:
+    """A reload may come at any moment after a tick or a confidence: the draft must hold
+    the choice by the end of the gesture's own events, not at a timer that a reload on a
+    busy machine can cancel. A window listener, which runs after the script's, reads the
+    stored draft in the same task as the change."""
+    _open(page, DRAFT)
+    expect(page.locator(".st-key-likert input:checked")).to_have_value("3")
+    page.evaluate(
+        f"""() => window.addEventListener('change', () => {{
+          window.__seen = JSON.parse(sessionStorage.getItem('rs.draft.{CASE}') || '{{}}');
+        }})"""
+    )
+    page.locator(".st-key-idk input").click()
+    assert page.evaluate("window.__seen")["st-key-idk"] is True
+    page.locator(".st-key-likert input[value='1']").click()
+    assert page.evaluate("window.__seen")["st-key-likert"] == 1
+
+
+def test_a_field_drawn_seconds_after_the_form_still_gets_its_draft(page: Page) -> None:
+    """After a reload on a busy machine, a widget whose code is still loading is drawn
+    seconds after the rest of the form. Its draft ("I don't know" ticked) is put back when
+    it appears, however late: the restore's time limit starts again with each new field."""
+    draft = {**DRAFT, "st-key-idk": True}
+    _open(page, draft, idk_after_ms=4_500)  # later than the 3 s a settled page is given
+    expect(page.locator(".st-key-findings textarea")).to_have_value(DRAFT["st-key-findings"])
+    idk = page.locator(".st-key-idk input")
+    expect(idk).to_be_checked(timeout=10_000)
+    assert _stored_draft(page) == draft
