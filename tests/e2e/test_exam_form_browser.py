@@ -8,6 +8,7 @@ what the page showed at the moment of the submit, and the page has moved on.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 import uuid
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from sqlmodel import Session, col, select
 
 from reader_app.auth import sign_in_link
@@ -369,11 +371,14 @@ def test_an_answer_given_the_instant_a_case_appears_is_for_that_case_alone(
     study = make_study(db, server.settings.asset_dir, slug="s" + uuid.uuid4().hex[:10], n_cases=n)
     invite = make_reader(db, study, ready=True)
     open_exam(page, sign_in_link(server.app.url, invite.token))
-    # the hidden fields take no room: the diagnosis is the form's first line
-    gap = page.evaluate(
-        """() => document.querySelector('.st-key-diagnosis').getBoundingClientRect().top
-            - document.querySelector('.st-key-answer_form').getBoundingClientRect().top"""
-    )
+    # the hidden fields take no room: the diagnosis is the form's first line. The rule that
+    # hides them comes with the exam script, whose element's code Streamlit loads lazily:
+    # on a first load on a busy machine the form can be drawn a moment before it.
+    gap_js = """() => document.querySelector('.st-key-diagnosis').getBoundingClientRect().top
+        - document.querySelector('.st-key-answer_form').getBoundingClientRect().top"""
+    with contextlib.suppress(PlaywrightTimeoutError):
+        page.wait_for_function(f"() => ({gap_js})() < 4", timeout=10_000)
+    gap = page.evaluate(gap_js)
     assert 0 <= gap < 4, gap
     stored: list[dict[str, object]] = []
     for number, act in ((1, "idk"), (3, "likert")):
