@@ -212,8 +212,6 @@ EXAM_SCRIPT = """
   };
   let last = performance.now();
   let seen = null;
-  let restoreUntil = 0;
-  let fieldCount = 0;  // the form's fields drawn so far (each widget's code loads lazily)
   // the reader has acted on this form since it was drawn: from then on the screen is
   // theirs and no draft is put back (a restore must never undo a change they just made)
   let touched = false;
@@ -259,21 +257,13 @@ EXAM_SCRIPT = """
     // revise an earlier answer must not lose the current case's draft
     if (f !== seen || f.dataset.token !== t) {
       seen = f; f.dataset.token = t;
-      restoreUntil = now + 3000;
       touched = false;
-      fieldCount = 0;
     }
-    // A run still arriving may reset fields after a restore, and a field whose widget code
-    // is still loading is drawn late: until the page has been settled, with no new field,
-    // for 3 s (or the reader acts), put the draft back into any empty field.
-    const count = boxes(f).length;
-    if (count > fieldCount) restoreUntil = Math.max(restoreUntil, now + 3000);
-    fieldCount = count;
-    if (doc.querySelector('[data-stale="true"]')) {
-      restoreUntil = Math.max(restoreUntil, now + 3000);
-    } else if (now < restoreUntil && !touched) {
-      restore(f, t);
-    }
+    // Until the reader acts, the draft is what this form should show: put it back into
+    // any empty field, however late that field is drawn or reset (each widget's code
+    // loads lazily, and a run may still be arriving seconds after a reload on a busy
+    // machine). A run in progress is waited out: its fields are about to be replaced.
+    if (!touched && !doc.querySelector('[data-stale="true"]')) restore(f, t);
   };
   setInterval(tick, 100);
   tick();
