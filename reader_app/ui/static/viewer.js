@@ -417,7 +417,7 @@ export default function (component) {
 
   function toggleFullscreen() {
     if (isFull()) document.exitFullscreen().catch(() => {});
-    else if (root.requestFullscreen) root.requestFullscreen().catch(() => {});
+    else if (root.requestFullscreen) root.requestFullscreen().then(trackFullscreen, () => {});
   }
 
   let lastScale = 1;
@@ -510,13 +510,21 @@ export default function (component) {
     return false;
   }
 
-  function onFullscreen() {
+  // fullscreen time, from the state itself: Chromium fires fullscreenchange at an
+  // animation frame, and on a starved page the entry's event can come after the exit
+  function trackFullscreen() {
     const full = isFull();
     if (full && rec.fsSince === null) rec.fsSince = performance.now();
     if (!full && rec.fsSince !== null) {
       rec.fsMs += performance.now() - rec.fsSince;
       rec.fsSince = null;
     }
+    return full;
+  }
+  const fsPoll = setInterval(trackFullscreen, 250);
+
+  function onFullscreen() {
+    const full = trackFullscreen();
     fullBtn.setAttribute("aria-pressed", full ? "true" : "false");
     requestAnimationFrame(layout);
   }
@@ -576,6 +584,7 @@ export default function (component) {
     window.removeEventListener("resize", layout);
     observer.disconnect();
     clearTimeout(settle);
+    clearInterval(fsPoll);
     if (rec.fsSince !== null) {
       rec.fsMs += performance.now() - rec.fsSince;
       rec.fsSince = null;
