@@ -275,10 +275,13 @@ EXAM_SCRIPT = """
     const f = e.isTrusted && e.target.closest ? e.target.closest(FORM) : null;
     return !!f && !f.dataset.restoring && !e.target.closest(FORM + ' .st-key-submit');
   };
-  doc.addEventListener('input', (e) => { if (fromReader(e)) { touched = true; save(); } }, true);
-  doc.addEventListener('change', (e) => {
-    if (fromReader(e)) { touched = true; setTimeout(save, 0); }
-  }, true);
+  // Saved at once, from the field as the event leaves it: a text box's change comes on
+  // its blur, which may be the page replacing it (a new drawing after a submit), and a
+  // save a moment later would read the replacement. A click on a choice is saved just
+  // after it: the widget sets the choice in its own click handler, after this one.
+  const onField = (e) => { if (fromReader(e)) { touched = true; save(); } };
+  doc.addEventListener('input', onField, true);
+  doc.addEventListener('change', onField, true);
   doc.addEventListener('click', (e) => {
     if (fromReader(e)) { touched = true; setTimeout(save, 0); }
   }, true);
