@@ -9,15 +9,31 @@ READERSTUDY_TEST_POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/test
 export READERSTUDY_TEST_POSTGRES_URL
 PYTEST_ARGS ?=
 
-.PHONY: setup demo serve test lint format bench clean
+LOCK   := requirements.lock
+# pip-tools runs in a throwaway venv of its own: it is needed only to write the lock.
+LOCK_VENV := var/lock-tools
+PIP_TOOLS ?= pip-tools==7.6.2
 
-$(STAMP): pyproject.toml
+.PHONY: setup demo serve test lint format bench clean lock
+
+# Every app and dev dependency (and setuptools, which builds our editable install) comes
+# from the lock, pinned and hashed; then the project itself, without resolving anything.
+$(STAMP): $(LOCK) pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install --require-hashes -r $(LOCK)
+	$(BIN)/python -m pip install -q --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 
 setup: $(STAMP)
+
+# Re-resolve the lock from pyproject.toml's ranges, keeping the pins already in it where
+# they still fit (pass PIP_COMPILE_ARGS=--upgrade, or --upgrade-package NAME, to move).
+lock:
+	@test -x $(LOCK_VENV)/bin/pip-compile || \
+		{ $(PYTHON) -m venv $(LOCK_VENV) && $(LOCK_VENV)/bin/python -m pip install -q $(PIP_TOOLS); }
+	$(LOCK_VENV)/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
+		--no-emit-index-url --no-emit-find-links --extra dev --build-deps-for editable \
+		$(PIP_COMPILE_ARGS) --output-file $(LOCK) pyproject.toml
 
 demo: setup
 	$(BIN)/readerstudy demo --port $(PORT)
