@@ -5,7 +5,7 @@
         [--quick] [--update-doc docs/performance.md] [--json-out FILE]
 
 The study is the synthetic benchmark-scale one of ``readerstudy demo --scale
-radle`` (reader_app/ingest/synthetic.py): 200 cases, 12 readers in three
+radle`` (reader_app/runs/synthetic.py): 200 cases, 12 readers in three
 groups and 16 model runs, every answer graded (5,600 rows). One served app
 (``readerstudy serve``, SQLite) and one Chromium; each analyst signs in with
 their own link in their own browser context, one after the other, and visits
@@ -41,7 +41,7 @@ from benchmarks.memory import Sampler, mib, rss_kib
 from reader_app.auth import invite_reader
 from reader_app.casebank import get_study
 from reader_app.db import get_engine, migrate, session_scope
-from reader_app.ingest.synthetic import RADLE_SCALE, Scale, build_radle_scale_study
+from reader_app.runs.synthetic import RADLE_SCALE, Scale, build_radle_scale_study
 from reader_app.ui.navigation import ROLE_PAGES
 
 SECTION = "## Analyst memory"

@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlmodel import Session, select
 
-from reader_app.ingest.assets import store_asset
+from reader_app.assets import store_asset
 from reader_app.models import AnswerKey, Case, CaseImage, Study
 
 

@@ -10,21 +10,20 @@ do answers to report-mode cases: those are scored by the rubric
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Protocol
 
 import pandas as pd
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from reader_app.grading.normalize import normalize_answer
+from reader_app.grading.responders import responder_columns
 from reader_app.grounding_hits import (
     GROUNDING_COLUMNS,
     case_references,
     grounding_tolerance,
     location_fields,
 )
-from reader_app.models import Case, ModelRun, Reader, Response, Study, Verdict
+from reader_app.models import Case, Response, Study, Verdict
 from reader_app.reports.cases import report_case_ids
 from scoring.frame import TIDY_COLUMNS
 
@@ -57,33 +56,6 @@ def interaction_fields(interaction_json: str | None) -> dict[str, object]:
         "fullscreen_s": float(record.get("fullscreen_s") or 0.0),
         "interaction": json.dumps(record, sort_keys=True),
     }
-
-
-class _Responded(Protocol):
-    """A response row or a selected subset of its columns: who answered."""
-
-    @property
-    def reader_id(self) -> int | None: ...
-    @property
-    def model_run_id(self) -> int | None: ...
-
-
-def responder_columns(
-    *, session: Session, study_id: int
-) -> Callable[[_Responded], dict[str, str | None]]:
-    """Who gave a response, as the tidy frame's first columns: responder (a
-    reader's code or a run's name), kind (human | model) and group."""
-    readers = {r.id: r for r in session.exec(select(Reader).where(Reader.study_id == study_id))}
-    runs = {m.id: m for m in session.exec(select(ModelRun).where(ModelRun.study_id == study_id))}
-
-    def columns(resp: _Responded) -> dict[str, str | None]:
-        if resp.reader_id is not None:
-            who = readers[resp.reader_id]
-            return {"responder": who.code, "kind": "human", "group": who.group_name}
-        run = runs[resp.model_run_id]
-        return {"responder": run.name, "kind": "model", "group": run.group_name}
-
-    return columns
 
 
 def verdict_map(*, session: Session, study_id: int) -> dict[tuple[int, str], int]:

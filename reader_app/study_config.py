@@ -36,8 +36,8 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from reader_app.errors import ReaderStudyError
-from reader_app.ingest.windows import WINDOW_PRESETS
 from reader_app.text_rules import MAX_CONSENT, MAX_LABEL, MAX_TITLE, text_problem
+from reader_app.window_presets import WINDOW_PRESETS
 
 DEFAULT_LIKERT: tuple[str, str, str, str, str] = (
     "Not at all confident",

@@ -2,6 +2,7 @@
 
     python scripts/import_graph.py            # edges, back-edges, cycles; exit 1 if any rule breaks
     python scripts/import_graph.py --edges    # also every edge between the service units
+    python scripts/import_graph.py --root DIR # the same for another checkout (e.g. before a change)
 
 Every ``import`` counts, the ones inside functions too (they hide a dependency, not remove it).
 A *unit* is a sub-package of ``reader_app`` (``reader_app/grading/``) or one of its top-level
@@ -18,7 +19,7 @@ from __future__ import annotations
 import argparse
 import ast
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,7 +42,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("exam",),  # the reading session
     ("grounding_hits",),  # a marker against the reference region
     ("casebank", "study_config", "grounding"),  # cases, study settings, grounding rules
-    ("assets", "windows"),  # the content-addressed PNG store, display windows
+    ("assets", "window_presets"),  # the content-addressed PNG store, display windows
     ("llm",),  # the one OpenAI-compatible chat client
     ("auth", "text_policy", "text_rules", "csv_safe", "security_headers"),
     ("audit",),
@@ -77,9 +78,12 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def imported_names(module: str, path: Path) -> dict[str, bool]:
+def imported_names(module: str, path: Path, known: Collection[str] = ()) -> dict[str, bool]:
     """Every name an import statement anywhere in the file names (relative ones resolved)
-    -> whether it is imported only under ``if TYPE_CHECKING:`` (for annotations)."""
+    -> whether it is imported only under ``if TYPE_CHECKING:`` (for annotations).
+
+    ``from p import a, b`` names ``p``, ``p.a`` and ``p.b`` (either may be a module), less
+    ``p`` when ``p.a`` and ``p.b`` are all ``known`` modules: then those are what it uses."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     names: dict[str, bool] = {}
 
@@ -96,9 +100,11 @@ def imported_names(module: str, path: Path) -> dict[str, bool]:
                 parts = package.split(".")
                 anchor = parts[: len(parts) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            add(base, type_only)
-            for alias in node.names:  # maybe submodules
-                add(f"{base}.{alias.name}", type_only)
+            subs = [f"{base}.{alias.name}" for alias in node.names]  # maybe submodules
+            if not all(sub in known for sub in subs):
+                add(base, type_only)
+            for sub in subs:
+                add(sub, type_only)
         elif isinstance(node, ast.If) and _is_type_checking(node.test):
             for statement in node.body:
                 visit(statement, True)
@@ -229,7 +235,7 @@ def build(
     external: dict[str, set[str]] = {}
     for module, path in modules.items():
         imports[module], runtime[module], external[module] = set(), set(), set()
-        for name, type_only in imported_names(module, path).items():
+        for name, type_only in imported_names(module, path, modules).items():
             target = resolve(name, modules)
             if target is None:
                 external[module].add(name)
@@ -282,8 +288,9 @@ def report(graph: Graph, show_edges: bool = False) -> tuple[str, int]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--edges", action="store_true", help="print every service unit edge")
+    parser.add_argument("--root", type=Path, default=ROOT, help="another checkout to read")
     args = parser.parse_args(argv)
-    text, problems = report(build(), show_edges=args.edges)
+    text, problems = report(build(args.root), show_edges=args.edges)
     print(text)
     return 1 if problems else 0
 

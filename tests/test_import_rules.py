@@ -4,23 +4,42 @@
 2. Nothing below ``reader_app/`` outside ``reader_app/ui``, ``reader_app/main.py`` and
    ``reader_app/asgi.py``
    imports ``streamlit`` or ``reader_app.ui``.
+3. Dependencies point one way: each service unit imports only units of its own layer or
+   below in ``scripts/import_graph.py``'s ``LAYERS`` (ui -> services -> models/db), and no
+   modules import each other round.
 
-Each rule is checked statically (every ``import`` in the source, including the
+Rules 1 and 2 are checked statically (every ``import`` in the source, including the
 ones inside functions, followed through the package: the transitive closure) and
 by importing the modules in a fresh interpreter and reading ``sys.modules``
 (which also catches a third-party library that drags the forbidden one in).
+Rule 3 is the graph of ``scripts/import_graph.py`` (the command that prints it), whose
+parser the static walks here share.
 """
 
 from __future__ import annotations
 
-import ast
+import importlib.util
 import json
 import subprocess
 import sys
 from functools import cache
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load_import_graph() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("import_graph", ROOT / "scripts/import_graph.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks itself up there
+    spec.loader.exec_module(module)
+    return module
+
+
+import_graph = _load_import_graph()
 SCORING_FORBIDDEN = ("streamlit", "sqlmodel", "sqlalchemy", "pydicom", "reader_app")
 SERVICE_FORBIDDEN = ("streamlit", "reader_app.ui")
 
@@ -52,20 +71,7 @@ SERVICES = sorted(
 @cache
 def _direct_imports(module: str) -> frozenset[str]:
     """Every module named by an import statement anywhere in the file (relative ones resolved)."""
-    path = ALL[module]
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)  # submodules
-    return frozenset(found)
+    return frozenset(import_graph.imported_names(module, ALL[module]))
 
 
 def _closure(module: str) -> dict[str, str]:
@@ -153,3 +159,136 @@ def test_the_checks_can_fail() -> None:
     assert "streamlit <- reader_app.main" in chains
     assert any(c.startswith("reader_app.ui") for c in chains)
     assert _loaded_in_fresh_interpreter(["reader_app.ui.context"], ("streamlit",)) != []
+
+
+# --------------------------------------------------------------------------- rule 3: one way
+
+# DESIGN.md's order, top to bottom (ui -> services -> models/db): the spine of LAYERS in
+# scripts/import_graph.py, which places every unit. Moving a unit up or down there, to let
+# an import through, has to change this list too.
+DESIGN_ORDER = [
+    "ui",
+    "commands",
+    "study_setup",
+    "analysis",
+    "charts",
+    "runs",
+    "results",
+    "grading",
+    "ingest",
+    "reports",
+    "exam",
+    "casebank",
+    "assets",
+    "llm",
+    "models",
+    "db",
+    "settings",
+]
+# Known, being removed on other branches; the integrator deletes each line once merged.
+ALLOWED_BACK_EDGES = {
+    ("reader_app.grading.rubric_judge", "reader_app.runs.prompt"),  # issue 27: helper "judges"
+}
+ALLOWED_CYCLES = [
+    ["reader_app.runs.report_ask", "reader_app.runs.runner"],  # issue 27: helper "bench2"
+]
+
+
+@cache
+def _graph() -> Any:  # import_graph.Graph (the script is loaded from its file)
+    return import_graph.build()
+
+
+def test_the_layers_follow_design_order_and_place_every_unit() -> None:
+    rank = _graph().rank
+    assert [rank[unit] for unit in DESIGN_ORDER] == sorted(rank[unit] for unit in DESIGN_ORDER)
+    assert len({rank[unit] for unit in DESIGN_ORDER}) == len(DESIGN_ORDER)  # no two share one
+    assert _graph().unplaced() == []
+
+
+def test_no_unit_imports_a_higher_layer() -> None:
+    back = set(_graph().back_edges())
+    assert sorted(back - ALLOWED_BACK_EDGES) == []
+
+
+def test_no_modules_import_each_other_round() -> None:
+    cycles = _graph().cycles()
+    assert [c for c in cycles if c not in ALLOWED_CYCLES] == []
+
+
+def test_every_allowed_exception_is_still_needed() -> None:
+    """Once a branch removes one, its line here must go too (so no exception outlives it)."""
+    graph = _graph()
+    assert set(graph.back_edges()) >= ALLOWED_BACK_EDGES, "delete the fixed back-edge"
+    assert all(c in graph.cycles() for c in ALLOWED_CYCLES), "delete the fixed cycle"
+
+
+def test_the_graph_sees_no_streamlit_below_the_ui_and_a_pure_scoring() -> None:
+    graph = _graph()
+    assert graph.below_ui_importing_streamlit() == []
+    assert graph.scoring_importing_the_app() == []
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_the_graph_check_can_fail(tmp_path: Path) -> None:
+    """A tiny tree with one of each fault: each is reported, and nothing else is."""
+    _write(
+        tmp_path,
+        {
+            "reader_app/__init__.py": "",
+            "reader_app/ui/__init__.py": "",
+            "reader_app/ui/page.py": "import streamlit as st\nfrom reader_app.high import b\n",
+            "reader_app/high/__init__.py": "",
+            # b -> a is the right way down; a -> b (inside a function) runs back up
+            "reader_app/high/b.py": "from reader_app.low import a\n",
+            "reader_app/high/c.py": "from . import d\n",
+            "reader_app/high/d.py": "def f():\n    from reader_app.high.c import g\n",
+            "reader_app/low/__init__.py": "",
+            "reader_app/low/a.py": "def f():\n    from ..high import b\n",
+            "reader_app/low/e.py": "import streamlit\n",
+            # an import for annotations only makes no circle (but still counts as an edge)
+            "reader_app/low/t.py": "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n    from reader_app.low.u import U\n",
+            "reader_app/low/u.py": "from reader_app.low import t\n",
+            "reader_app/floor.py": "",
+            "scoring/__init__.py": "from reader_app.low import a\n",
+        },
+    )
+    layers = (("ui",), ("high",), ("low", "floor", ""))
+    graph = import_graph.build(tmp_path, ("reader_app", "scoring"), layers)
+    assert graph.back_edges() == [("reader_app.low.a", "reader_app.high.b")]
+    assert graph.cycles() == [
+        ["reader_app.high.b", "reader_app.low.a"],
+        ["reader_app.high.c", "reader_app.high.d"],
+    ]
+    assert graph.below_ui_importing_streamlit() == [("reader_app.low.e", "streamlit")]
+    assert ("scoring", "reader_app.low.a") in graph.scoring_importing_the_app()
+    assert graph.unplaced() == []
+    t = "reader_app.low.t"
+    assert graph.imports[t] - graph.runtime[t] == {"reader_app.low.u"}
+    text, problems = import_graph.report(graph)
+    assert problems == 1 + 2 + 1 + len(graph.scoring_importing_the_app())
+    assert "reader_app.low.a -> reader_app.high.b" in text
+
+    unplaced = import_graph.build(tmp_path, ("reader_app",), (("ui",), ("high",), ("",)))
+    assert unplaced.unplaced() == ["floor", "low"]
+
+
+def test_the_command_prints_the_graph_and_says_whether_it_is_clean() -> None:
+    out = subprocess.run(
+        [sys.executable, "scripts/import_graph.py", "--edges"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    text, problems = import_graph.report(_graph(), show_edges=True)
+    assert out.stdout.strip() == text
+    assert out.returncode == (1 if problems else 0)
+    assert "  analysis -> charts (" in out.stdout

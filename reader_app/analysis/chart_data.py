@@ -22,20 +22,11 @@ from reader_app.analysis.leaderboard import (
     build_leaderboard,
     pool_name,
 )
+from reader_app.charts.series import GROUNDING_SERIES, OUTCOMES
 from scoring import ScoringParams
 
 LEVELS: Final = (0, 1, 2, 3, 4)
 THRESHOLDS: Final = (4, 3, 2, 1, 0)
-# response-profile segments, in stacking order (left to right)
-OUTCOMES: Final = (
-    *((f"wrong · L{level}", "wrong", level) for level in (4, 3, 2, 1, 0)),
-    ("I don't know", "idk", None),
-    ("invalid", "invalid", None),
-    ("failure", "failure", None),
-    ("missing", "missing", None),
-    *((f"correct · L{level}", "correct", level) for level in LEVELS),
-)
-GROUNDING_SERIES: Final = ("human pool", "reader", "model run", "model run · text only")
 TRAINEE_GROUP = re.compile(r"^(pgy\s*\d+|trainee|resident|registrar|fellow)$", re.IGNORECASE)
 
 

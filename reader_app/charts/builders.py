@@ -11,8 +11,8 @@ from typing import Any, Final
 
 import pandas as pd
 
-from reader_app.analysis.chart_data import GROUNDING_SERIES, OUTCOMES
 from reader_app.charts.palette import POOL, name_color, with_weights
+from reader_app.charts.series import GROUNDING_SERIES, OUTCOMES
 from reader_app.charts.vl import Spec, field, layer, mark, secondary, value, values, when
 
 ARM_COLORS: Final = {  # families: humans cool (pools darkest), models warm

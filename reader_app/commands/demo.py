@@ -1,7 +1,7 @@
 """``readerstudy demo``: build the bundled demo study if absent, invite a reader, serve.
 
 ``--scale radle`` builds the synthetic benchmark-scale study instead
-(reader_app/ingest/synthetic.py: 200 cases, 12 readers, 16 model runs, graded)
+(reader_app/runs/synthetic.py: 200 cases, 12 readers, 16 model runs, graded)
 and invites an analyst, so the analyst's views can be seen at full size.
 """
 
@@ -35,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     settings = settings_or_exit()
     if getattr(args, "scale", "small") == "radle":
-        from reader_app.ingest.synthetic import build_radle_scale_study
+        from reader_app.runs.synthetic import build_radle_scale_study
 
         with cli_session(settings) as session:
             slug = build_radle_scale_study(session, settings.asset_dir)

@@ -12,8 +12,8 @@ import pandas as pd
 from sqlmodel import Session, col, select
 
 from reader_app.errors import ReaderStudyError
+from reader_app.grading.responders import responder_columns
 from reader_app.models import Case, Response, RubricGrade, RubricJudgement
-from reader_app.results import responder_columns
 
 RUBRIC_MAX = 40
 # (tier, lowest, highest), best first: SCORING.md section 6

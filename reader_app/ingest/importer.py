@@ -26,10 +26,10 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
+from reader_app.assets import AssetClaim, asset_path, claim_assets, remove_unclaimed
 from reader_app.audit import record_event
 from reader_app.casebank import add_case, create_study, get_study
 from reader_app.db import make_engine
-from reader_app.ingest.assets import AssetClaim, asset_path, claim_assets, remove_unclaimed
 from reader_app.ingest.errors import ImportFailed
 from reader_app.ingest.report import IngestionReport, Problem, Validation
 from reader_app.ingest.staging import ImportProgress, Progress, StagedCase, check

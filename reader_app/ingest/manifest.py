@@ -20,7 +20,6 @@ import yaml
 from reader_app.errors import ReaderStudyError
 from reader_app.ingest.dicom_terms import manifest_modality
 from reader_app.ingest.errors import IngestError
-from reader_app.ingest.windows import WINDOW_PRESETS
 from reader_app.study_config import ANSWER_MODES
 from reader_app.text_rules import (
     MAX_CASE_ID,
@@ -33,6 +32,7 @@ from reader_app.text_rules import (
     normalize_id,
     text_problem,
 )
+from reader_app.window_presets import WINDOW_PRESETS
 from scoring.regions import Box, RegionError, parse_region
 
 COLUMNS = (

@@ -17,7 +17,7 @@ from pydicom.dataset import Dataset
 from pydicom.pixels.processing import apply_voi_lut, apply_windowing
 
 from reader_app.casebank import RenderedImage
-from reader_app.ingest.windows import WINDOW_PRESETS, Window
+from reader_app.window_presets import WINDOW_PRESETS, Window
 
 MAX_SIDE = 1460  # Streamlit's st.image display limit on the long side
 

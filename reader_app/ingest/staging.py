@@ -17,9 +17,9 @@ from pathlib import Path
 
 from sqlmodel import Session
 
+from reader_app.assets import sha256_hex
 from reader_app.casebank import RenderedImage, get_study
 from reader_app.db import make_engine
-from reader_app.ingest.assets import sha256_hex
 from reader_app.ingest.errors import IngestError
 from reader_app.ingest.manifest import Manifest, ManifestEntry, ManifestInvalid, load_manifest
 from reader_app.ingest.prepare import CaseRefused, Limits, PreparedCase, Refused, prepare_case

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from reader_app.ingest.windows import Window
+from reader_app.window_presets import Window
 
 
 @dataclass(frozen=True)

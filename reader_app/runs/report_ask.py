@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reader_app.ingest.assets import load_asset
+from reader_app.assets import load_asset
 from reader_app.llm import ChatClient, EndpointError, FatalEndpointError
 from reader_app.models import utcnow
 from reader_app.runs.image_groups import concatenate, group_images, group_messages

@@ -30,10 +30,10 @@ from typing import Any, Literal
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
+from reader_app.assets import AssetIntegrityError, load_asset
 from reader_app.audit import record_event
 from reader_app.errors import ReaderStudyError
 from reader_app.exam.next_case import ImageView, case_view
-from reader_app.ingest.assets import AssetIntegrityError, load_asset
 from reader_app.llm import ChatClient, EndpointError, FatalEndpointError
 from reader_app.models import Case, ModelRun, Response, ResponseRevision, Study, utcnow
 from reader_app.reports.cases import report_case_ids

@@ -16,6 +16,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 from streamlit.errors import StreamlitSecretNotFoundError
 
+from reader_app.assets import load_asset
 from reader_app.auth import (
     AuthError,
     authenticate,
@@ -24,7 +25,6 @@ from reader_app.auth import (
     still_valid,
 )
 from reader_app.db import get_engine
-from reader_app.ingest.assets import load_asset
 from reader_app.models import Reader, Study
 from reader_app.settings import Settings, load_settings
 

@@ -29,7 +29,7 @@ from reader_app.analysis.data import study_data
 from reader_app.analysis.leaderboard import build_leaderboard
 from reader_app.auth import invite_reader
 from reader_app.casebank import get_study
-from reader_app.ingest.synthetic import (
+from reader_app.runs.synthetic import (
     RADLE_SCALE,
     build_radle_scale_study,
     model_names,

@@ -18,7 +18,7 @@ from playwright.sync_api import Page, expect
 from sqlmodel import Session
 
 from reader_app.analysis.case_grounding import case_grounding, thumbnails
-from reader_app.ingest.assets import load_asset
+from reader_app.assets import load_asset
 from reader_app.settings import Settings
 from tests.e2e.conftest import ServedApp, artifact
 from tests.factories import make_reader

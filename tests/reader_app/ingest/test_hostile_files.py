@@ -308,8 +308,8 @@ def test_failed_import_keeps_an_asset_a_concurrent_import_uses(
         pytest.skip("SQLite serialises writers: the two transactions cannot overlap")
     import threading
 
+    from reader_app.assets import load_asset
     from reader_app.ingest import importer
-    from reader_app.ingest.assets import load_asset
 
     for name in ("a", "b"):
         dicom(tmp_path / name, "x.dcm")  # the same pixels: the same PNG X in both studies

@@ -16,7 +16,7 @@ import pytest
 import streamlit as st
 from sqlmodel import Session, col, func, select
 
-from reader_app.ingest.assets import AssetIntegrityError, asset_path, load_asset
+from reader_app.assets import AssetIntegrityError, asset_path, load_asset
 from reader_app.llm import ChatClient
 from reader_app.models import Case, CaseImage, ModelRun, Response, ResponseRevision, Study
 from reader_app.runs.importers import import_run_file

@@ -9,8 +9,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from reader_app.assets import store_asset
 from reader_app.exam.next_case import CaseView, ImageView
-from reader_app.ingest.assets import store_asset
 from reader_app.settings import Settings, load_settings
 from tests.factories import phantom_png
 from tests.reader_app.ui.helpers import field, images, viewer_data
