@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -27,8 +28,44 @@ def test_frame_has_responders_then_pool_rows(make_rows: Callable) -> None:
     assert frame.loc[2, "readers"] == "r1"
 
 
+def _table_rows(text: str) -> dict[str, dict[str, str]]:
+    """The table's rows by responder, cells by header (cells are 2+ spaces apart)."""
+    header, _rule, *lines = text.split("\n\n", 1)[0].splitlines()
+    names = re.split(r"\s{2,}", header.strip())
+    return {
+        cells[0]: dict(zip(names, cells, strict=True))
+        for line in lines
+        if len(cells := re.split(r"\s{2,}", line.strip())) == len(names)
+    }
+
+
 def test_table_shows_na_and_cis(make_rows: Callable) -> None:
-    rows = make_rows("m", [("idk", None), ("correct", 2)])
+    # Two cases: "I don't know" (0 points) and correct at Likert 2 (+3), so by SCORING.md
+    # section 3: C = 1000 * (1 + 3 / (5 * 2)) = 1300, A = 1/2, R n/a (nothing at L >= 3),
+    # S = 100 (no wrong answer), H = 0 (no coverage at L >= 3), IDK rate 1/2.
+    rows = make_rows("m", [("idk", None), ("correct", 2)], group="lab")
+    plain = _table_rows(format_table(score_responses(rows, ScoringParams(n_boot=0))))
+    assert plain["m"] == {
+        "responder": "m",
+        "kind": "model",
+        "group": "lab",
+        "N": "2",
+        "RadLE-C": "1300.0",
+        "A": "0.500",
+        "R": "n/a",
+        "S": "100.0",
+        "H": "0.0",
+        "IDK": "0.500",
+    }
     text = format_table(score_responses(rows, ScoringParams(n_boot=30)))
-    assert "RadLE-C" in text and "n/a" in text and "[" in text
-    assert "scoring_spec_version=1.0" in text
+    m = _table_rows(text)["m"]
+    # A resample of the two cases holds 0, 1 or 2 correct answers: C is 1000, 1300 or
+    # 1600 and A 0, 0.5 or 1; 30 draws (seed 0) reach both ends. S and H never move.
+    assert m["RadLE-C"] == "1300.0 [1000.0, 1600.0]"
+    assert m["A"] == "0.500 [0.000, 1.000]"
+    assert m["R"] == "n/a"
+    assert m["S"] == "100.0 [100.0, 100.0]"
+    assert m["H"] == "0.0 [0.0, 0.0]"
+    assert m["IDK"] == "0.500 [0.000, 1.000]"
+    assert "pool: 0 reader(s) with completion >= 1.0" in text  # the model is no reader
+    assert "n_boot=30" in text and "scoring_spec_version=1.0" in text

@@ -38,7 +38,7 @@ from reader_app.charts import (
 from reader_app.charts.render import spec
 from reader_app.charts.vl import SCHEMA_URL, field, layer, mark, secondary, values, when
 from scoring import ScoringParams
-from tests.reader_app.analysis.test_charts import CASES, frame  # noqa: F401 (fixture)
+from tests.reader_app.analysis.chart_frame import CASES
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +72,7 @@ def grounding_points() -> pd.DataFrame:
 
 
 def test_every_builder_writes_valid_vega_lite(
-    frame: pd.DataFrame,  # noqa: F811
+    frame: pd.DataFrame,
     validator: jsonschema.Draft7Validator,
 ) -> None:
     board = build_leaderboard(frame, CASES, ScoringParams(n_boot=20))

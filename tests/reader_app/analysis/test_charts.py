@@ -31,38 +31,7 @@ from reader_app.charts import (
     risk_coverage_chart,
 )
 from scoring import ScoringParams
-
-HOSTILE = '</text><script>alert("x")</script>&amp;'
-CASES = ("a", "b", "c", "d")
-
-
-def _row(who: str, kind: str, group: str | None, case: str, status: str, likert=None, correct=None):  # type: ignore[no-untyped-def]
-    return {
-        "responder": who,
-        "kind": kind,
-        "group": group,
-        "case_id": case,
-        "status": status,
-        "diagnosis": "" if status == "idk" else "dx",
-        "likert": likert,
-        "correct": correct,
-    }
-
-
-@pytest.fixture
-def frame() -> pd.DataFrame:
-    rows = []
-    # R1 (board-certified): correct L4 on a, b; wrong L3 on c; idk on d
-    rows += [_row("R1", "human", "board-certified", c, "answered", 4, 1) for c in "ab"]
-    rows += [_row("R1", "human", "board-certified", "c", "answered", 3, 0)]
-    rows += [_row("R1", "human", "board-certified", "d", "idk")]
-    # R2 (PGY3): correct L2 on a, wrong L1 on b, c, d
-    rows += [_row("R2", "human", "PGY3", "a", "answered", 2, 1)]
-    rows += [_row("R2", "human", "PGY3", c, "answered", 1, 0) for c in "bcd"]
-    # the model: wrong L4 on a, correct L4 on b, c, d
-    rows += [_row(HOSTILE, "model", "vendor", "a", "answered", 4, 0)]
-    rows += [_row(HOSTILE, "model", "vendor", c, "answered", 4, 1) for c in "bcd"]
-    return pd.DataFrame(rows)
+from tests.reader_app.analysis.chart_frame import CASES, HOSTILE
 
 
 def test_chart_frames(frame: pd.DataFrame) -> None:
