@@ -18,7 +18,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from scoring.regions import BoolArray, Location, RegionError
+from scoring import BoolArray, Location, RegionError
 
 NO_FOCAL_FINDING: Final = {"no_focal_finding": True}
 MAX_MASK_VOXELS: Final = 64 * 2048 * 2048  # a strip of 64 slices at 2048 px; bigger is refused

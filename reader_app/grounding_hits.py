@@ -23,7 +23,7 @@ from reader_app.errors import ReaderStudyError
 from reader_app.grounding import decode_mask, parse_location_json
 from reader_app.models import AnswerKey, Case, Study
 from reader_app.study_config import StudyConfig
-from scoring.regions import BoolArray, Box, Location, RegionError, box_hit, mask_hit, parse_region
+from scoring import BoolArray, Box, Location, RegionError, box_hit, mask_hit, parse_region
 
 # the tidy frame's grounding columns (reader_app.results), in order
 GROUNDING_COLUMNS: Final = ("location_slice", "location_x", "location_y", "no_focal_finding", "hit")

@@ -25,7 +25,7 @@ from reader_app.grounding_hits import (
 )
 from reader_app.models import Case, Response, Study, Verdict
 from reader_app.reports.cases import report_case_ids
-from scoring.frame import TIDY_COLUMNS
+from scoring import TIDY_COLUMNS
 
 # What the reader did in the viewer (human rows; empty for model runs and for
 # answers the browser reported nothing with). The full record is ``interaction``.

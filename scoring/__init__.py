@@ -17,6 +17,7 @@ from scoring.categories import CATEGORY_NAMES, N_CATEGORIES, STATUSES, category_
 from scoring.frame import TIDY_COLUMNS, FrameError, UngradedRowsError, validate_frame
 from scoring.grounding import GROUNDING_METRICS, grounded_cases_of, grounding_report
 from scoring.params import (
+    H_AGGREGATES,
     SCORING_SPEC_VERSION,
     ScoringParams,
     register_handover_variant,
@@ -35,7 +36,16 @@ from scoring.radle import (
     radle_s,
     wilson_interval,
 )
-from scoring.regions import Box, Location, RegionError, box_hit, mask_hit, parse_region
+from scoring.regions import (
+    BoolArray,
+    Box,
+    Location,
+    RegionError,
+    box_hit,
+    format_region,
+    mask_hit,
+    parse_region,
+)
 from scoring.render import format_table, report_frame, report_json, to_jsonable
 from scoring.rubric import TIERS, rubric_summary, rubric_tier
 from scoring.rubric_compare import RubricScores, rubric_scores
@@ -50,17 +60,19 @@ from scoring.secondary import (
     secondary_metrics,
     spearman_rho,
 )
-from scoring.status import is_idk_text
+from scoring.status import derive_status, is_idk_text, is_missing_value, parse_likert
 
 __all__ = [
     "CATEGORY_NAMES",
     "CI_METRICS",
     "GROUNDING_METRICS",
+    "H_AGGREGATES",
     "N_CATEGORIES",
     "SCORING_SPEC_VERSION",
     "STATUSES",
     "TIDY_COLUMNS",
     "TIERS",
+    "BoolArray",
     "Box",
     "FrameError",
     "Location",
@@ -81,16 +93,20 @@ __all__ = [
     "category_points",
     "cohen_kappa",
     "count_vectors",
+    "derive_status",
     "expected_calibration_error",
     "fleiss_kappa",
+    "format_region",
     "format_table",
     "grounded_cases_of",
     "grounding_report",
     "is_idk_text",
+    "is_missing_value",
     "likert_accuracy",
     "mask_hit",
     "metrics_from_counts",
     "outcome_table",
+    "parse_likert",
     "parse_region",
     "percentile_ci",
     "pool_members",

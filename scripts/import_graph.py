@@ -11,7 +11,8 @@ the floor (settings, db, models); a unit may import units of its own layer or be
 above: such an import is a *back-edge*. A *cycle* is a set of modules that import each other
 round (module level, so a circle inside one package counts). Besides the order, the two other
 rules of DESIGN.md section 2: ``scoring`` imports none of the app, and nothing below the UI
-imports ``streamlit`` or ``reader_app.ui``. tests/test_import_rules.py runs the same code.
+imports ``streamlit`` or ``reader_app.ui``; and the app uses scoring's public face only (the
+``__all__`` of ``scoring`` and ``scoring.io``). tests/test_import_rules.py runs the same code.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 UI_UNITS = frozenset(LAYERS[0])
 SERVICE_FORBIDDEN = ("streamlit", f"{APP}.ui")
 SCORING_FORBIDDEN = ("streamlit", "sqlmodel", "sqlalchemy", "pydicom", APP)
+# the app imports scoring through these packages' __all__ only (their submodules may move)
+SCORING_FACES = ("scoring", "scoring.io")
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -116,6 +119,16 @@ def imported_names(module: str, path: Path, known: Collection[str] = ()) -> dict
 
     visit(ast.parse(path.read_text(), str(path)), False)
     return names
+
+
+def _all_names(path: Path) -> set[str]:
+    """The names a package's ``__init__.py`` lists in ``__all__`` (a literal list)."""
+    for node in ast.parse(path.read_text(), str(path)).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            return {str(v) for v in ast.literal_eval(node.value)}
+    return set()
 
 
 def resolve(name: str, modules: dict[str, Path]) -> str | None:
@@ -219,6 +232,30 @@ class Graph:
         services = [m for m in self.modules if unit_of(m) not in UI_UNITS and m.startswith(APP)]
         return self.forbidden(services, SERVICE_FORBIDDEN)
 
+    def past_the_scoring_face(self) -> list[tuple[str, str]]:
+        """(module, name) for each name the app imports from scoring other than through
+        ``from scoring import X`` or ``from scoring.io import X`` with X in its ``__all__``."""
+        public = {
+            face: _all_names(self.modules[face]) for face in SCORING_FACES if face in self.modules
+        }
+        hits: list[tuple[str, str]] = []
+        for module, path in sorted(self.modules.items()):
+            if not module.startswith(APP):
+                continue
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names if a.name.startswith("scoring.")]
+                elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                    base = node.module
+                    if base != "scoring" and not base.startswith("scoring."):
+                        continue
+                    exported = public.get(base, set())
+                    names = [f"{base}.{a.name}" for a in node.names if a.name not in exported]
+                else:
+                    continue
+                hits.extend((module, name) for name in names)
+        return sorted(set(hits))
+
     def scoring_importing_the_app(self) -> list[tuple[str, str]]:
         scoring = [m for m in self.modules if m == "scoring" or m.startswith("scoring.")]
         return self.forbidden(scoring, SCORING_FORBIDDEN)
@@ -273,6 +310,10 @@ def report(graph: Graph, show_edges: bool = False) -> tuple[str, int]:
             graph.below_ui_importing_streamlit(),
         ),
         ("scoring importing the app or a UI/DB/DICOM library", graph.scoring_importing_the_app()),
+        (
+            "The app importing scoring past scoring / scoring.io __all__",
+            graph.past_the_scoring_face(),
+        ),
     ]
     for title, items in sections:
         lines.append(f"\n{title}: {len(items)}")

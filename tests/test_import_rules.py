@@ -229,6 +229,12 @@ def test_the_graph_sees_no_streamlit_below_the_ui_and_a_pure_scoring() -> None:
     assert graph.scoring_importing_the_app() == []
 
 
+def test_the_app_uses_the_public_face_of_scoring() -> None:
+    """``from scoring import X`` / ``from scoring.io import X``, X in its ``__all__``: scoring
+    may then move its insides without touching the app."""
+    assert _graph().past_the_scoring_face() == []
+
+
 def _write(root: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         path = root / name
@@ -257,7 +263,10 @@ def test_the_graph_check_can_fail(tmp_path: Path) -> None:
             "if TYPE_CHECKING:\n    from reader_app.low.u import U\n",
             "reader_app/low/u.py": "from reader_app.low import t\n",
             "reader_app/floor.py": "",
-            "scoring/__init__.py": "from reader_app.low import a\n",
+            "scoring/__init__.py": "from reader_app.low import a\n__all__ = ['Box']\n",
+            "scoring/regions.py": "Box = 1\nhidden = 2\n",
+            "reader_app/low/s.py": "from scoring import Box, hidden\n"
+            "from scoring.regions import Box\n",
         },
     )
     layers = (("ui",), ("high",), ("low", "floor", ""))
@@ -269,11 +278,15 @@ def test_the_graph_check_can_fail(tmp_path: Path) -> None:
     ]
     assert graph.below_ui_importing_streamlit() == [("reader_app.low.e", "streamlit")]
     assert ("scoring", "reader_app.low.a") in graph.scoring_importing_the_app()
+    assert graph.past_the_scoring_face() == [
+        ("reader_app.low.s", "scoring.hidden"),
+        ("reader_app.low.s", "scoring.regions.Box"),
+    ]
     assert graph.unplaced() == []
     t = "reader_app.low.t"
     assert graph.imports[t] - graph.runtime[t] == {"reader_app.low.u"}
     text, problems = import_graph.report(graph)
-    assert problems == 1 + 2 + 1 + len(graph.scoring_importing_the_app())
+    assert problems == 1 + 2 + 1 + 2 + len(graph.scoring_importing_the_app())
     assert "reader_app.low.a -> reader_app.high.b" in text
 
     unplaced = import_graph.build(tmp_path, ("reader_app",), (("ui",), ("high",), ("",)))

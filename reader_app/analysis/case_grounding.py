@@ -26,7 +26,7 @@ from reader_app.grounding_hits import (
     reference_of,
 )
 from reader_app.models import AnswerKey, Case, CaseImage, ModelRun, Reader, Response, Study
-from scoring.regions import Location
+from scoring import Location
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from typing import Final
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
-from scoring.regions import BoolArray, Box
+from scoring import BoolArray, Box
 
 THUMB_PX: Final = 512
 REGION: Final = (0, 220, 90)  # green: the reference region

@@ -18,8 +18,7 @@ from sqlmodel import Session
 from reader_app.analysis.mrmc import MRMC_COLUMNS, modality_of
 from reader_app.grading.rubric_grades import rubric_frame, rubric_tier
 from reader_app.models import Study
-from scoring import RubricScores, rubric_scores
-from scoring.rubric import TIERS
+from scoring import TIERS, RubricScores, rubric_scores
 
 TIER_NAMES: Final = tuple(name for name, _, _ in TIERS)  # best first
 REPORT_EXPORT_COLUMNS: Final = ("responder", "kind", "group", "case_id", "rubric", "tier")

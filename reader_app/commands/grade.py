@@ -75,7 +75,7 @@ def answered_mask(frame: pd.DataFrame) -> list[bool]:
     """Rows that are answers: status ``answered``, or derived as in SCORING.md section 1."""
     if "status" in frame.columns:
         return [s.strip().lower() == "answered" for s in frame["status"]]
-    from scoring.status import derive_status, parse_likert
+    from scoring import derive_status, parse_likert
 
     if "likert" in frame.columns:
         likert = np.array([parse_likert(v) for v in frame["likert"]], dtype=float)

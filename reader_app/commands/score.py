@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from scoring import (
+    H_AGGREGATES,
     FrameError,
     ScoringParams,
     format_table,
@@ -25,7 +26,6 @@ from scoring import (
     score_responses,
 )
 from scoring.io import read_radle_csv, read_responses_csv
-from scoring.params import H_AGGREGATES
 
 _DEFAULTS = ScoringParams()
 

@@ -21,7 +21,7 @@ from reader_app.exam.next_case import CaseView, ImageView
 from reader_app.exam.submit import AnswerError
 from reader_app.exam.windows import group_by_window
 from reader_app.grounding import location_json
-from scoring.regions import Location
+from scoring import Location
 
 MAX_SENT_CHARS = 500  # {"case": ..., "x": ..., "y": ..., "slice": ...} is under 100
 MISSING = "Mark the finding on the image, or choose “No focal finding”."

@@ -30,7 +30,7 @@ from sqlmodel import Session, select
 
 from reader_app.llm import ChatClient, EndpointError, endpoint_host, public_url
 from reader_app.models import JudgeCall
-from scoring.io.model_output import MAX_REPLY_CHARS, json_objects
+from scoring.io import MAX_REPLY_CHARS, json_objects
 
 JUDGE_PROMPT_VERSION = "judge-v1"
 DEFAULT_KEY_ENV = "READERSTUDY_JUDGE_API_KEY"

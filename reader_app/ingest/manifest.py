@@ -33,7 +33,7 @@ from reader_app.text_rules import (
     text_problem,
 )
 from reader_app.window_presets import WINDOW_PRESETS
-from scoring.regions import Box, RegionError, parse_region
+from scoring import Box, RegionError, parse_region
 
 COLUMNS = (
     "case_id",

@@ -30,7 +30,7 @@ from reader_app.ingest.errors import IngestError
 from reader_app.ingest.manifest import Manifest, ManifestEntry
 from reader_app.ingest.nifti_reader import open_nifti
 from reader_app.ingest.raster import read_raster
-from scoring.regions import BoolArray, RegionError, format_region
+from scoring import BoolArray, RegionError, format_region
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

@@ -25,8 +25,8 @@ from typing import Any
 
 from reader_app.exam.next_case import ImageView
 from reader_app.grounding import location_json
-from scoring.io.location_output import ParsedLocation
-from scoring.regions import Location
+from scoring import Location
+from scoring.io import ParsedLocation
 
 
 def strip_slice_number(stored: Sequence[ImageView], image: ImageView) -> int:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from reader_app.runs.prompt import CaseImageBytes, Prompt, case_messages
-from scoring.io.report_output import MAX_FIELD_CHARS, ParsedReport
+from scoring.io import MAX_FIELD_CHARS, ParsedReport
 
 FOUR_LABELS = ("Entry", "Upper", "Lower", "Exit")
 T = TypeVar("T")

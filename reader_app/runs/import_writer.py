@@ -27,7 +27,7 @@ from reader_app.models import Case, ModelRun, Reader, Response, Study, Verdict, 
 from reader_app.runs.grounded import stored_location
 from reader_app.runs.record import finish_run
 from reader_app.text_policy import store_raw
-from scoring.io.location_output import ABSENT, ParsedLocation
+from scoring.io import ABSENT, ParsedLocation
 
 VERDICT_SOURCE = "import"
 MAX_LISTED = 20

@@ -31,17 +31,18 @@ from sqlmodel import Session
 from reader_app.models import Study
 from reader_app.runs.import_writer import ImportRow, ImportSummary, RunImportError, write_rows
 from reader_app.text_policy import clean_model_text
-from scoring.frame import FrameError, validate_frame
-from scoring.io.loaders import RAW_TEXT_KEYS, model_records_to_frame, read_responses_csv
-from scoring.io.location_output import (
+from scoring import FrameError, is_missing_value, validate_frame
+from scoring.io import (
     ABSENT,
+    RAW_TEXT_KEYS,
     ParsedLocation,
+    json_objects,
     location_from_value,
+    model_records_to_frame,
     parse_location_output,
+    radle_to_tidy,
+    read_responses_csv,
 )
-from scoring.io.model_output import json_objects
-from scoring.io.radle import radle_to_tidy
-from scoring.status import is_missing_value
 
 FORMATS = ("jsonl", "csv", "radle")
 META_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "latency_s", "finish_reason")

@@ -20,7 +20,7 @@ from sqlmodel import Session, col, select
 from reader_app.errors import ReaderStudyError
 from reader_app.models import Case, ModelRun, Response, Study, utcnow
 from reader_app.runs.prompt import Prompt, load_prompt
-from scoring.io.model_output import ParsedAnswer
+from scoring.io import ParsedAnswer
 
 STRIP_MODES = ("slices", "montage")
 DEFAULT_REPORT_PROMPT = "bench2_v1"

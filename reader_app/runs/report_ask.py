@@ -19,7 +19,7 @@ from reader_app.runs.prompt import CaseImageBytes, Prompt, case_messages
 from reader_app.runs.record import RunSpec
 from reader_app.runs.runner import CaseJob, Outcome
 from reader_app.text_policy import clean_model_text
-from scoring.io.report_output import ParsedReport, parse_report
+from scoring.io import ParsedReport, parse_report
 
 FAILED = {"status": "failure", "diagnosis": None, "likert": None, "idk": False}
 

@@ -49,8 +49,7 @@ from reader_app.runs.record import (
     open_run,
 )
 from reader_app.text_policy import clean_model_text, store_raw
-from scoring.io.location_output import parse_location_output
-from scoring.io.model_output import MAX_REPLY_CHARS, parse_model_output
+from scoring.io import MAX_REPLY_CHARS, parse_location_output, parse_model_output
 
 log = logging.getLogger(__name__)
 

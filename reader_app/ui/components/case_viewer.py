@@ -28,7 +28,7 @@ import streamlit as st
 from reader_app.exam.next_case import CaseView
 from reader_app.ui.components.image_viewer import modality_words
 from reader_app.ui.components.strip_viewer import start_window, window_frames
-from scoring.regions import Location
+from scoring import Location
 
 VIEWER_KEY = "viewer"
 MAX_RECORD_CHARS = 20_000  # a record is a few hundred bytes; anything longer is not ours
