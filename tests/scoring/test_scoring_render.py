@@ -8,6 +8,7 @@ from collections.abc import Callable
 import numpy as np
 
 from scoring import ScoringParams, format_table, report_frame, score_responses, to_jsonable
+from tests.scoring.conftest import Row
 
 
 def test_to_jsonable() -> None:
@@ -15,7 +16,7 @@ def test_to_jsonable() -> None:
     assert to_jsonable(data) == {"a": None, "b": [1.5, 2, None], "c": None}
 
 
-def test_frame_has_responders_then_pool_rows(make_rows: Callable) -> None:
+def test_frame_has_responders_then_pool_rows(make_rows: Callable[..., list[Row]]) -> None:
     rows = make_rows("r1", [("correct", 4)], kind="human", group="PGY2") + make_rows(
         "m", [("wrong", 2)]
     )
@@ -39,7 +40,7 @@ def _table_rows(text: str) -> dict[str, dict[str, str]]:
     }
 
 
-def test_table_shows_na_and_cis(make_rows: Callable) -> None:
+def test_table_shows_na_and_cis(make_rows: Callable[..., list[Row]]) -> None:
     # Two cases: "I don't know" (0 points) and correct at Likert 2 (+3), so by SCORING.md
     # section 3: C = 1000 * (1 + 3 / (5 * 2)) = 1300, A = 1/2, R n/a (nothing at L >= 3),
     # S = 100 (no wrong answer), H = 0 (no coverage at L >= 3), IDK rate 1/2.
