@@ -20,8 +20,10 @@ import io
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+from PIL import Image
 from playwright.sync_api import Page, expect
 from sqlmodel import Session
 
@@ -29,6 +31,8 @@ from reader_app.analysis.data import study_data
 from reader_app.analysis.leaderboard import build_leaderboard
 from reader_app.auth import invite_reader
 from reader_app.casebank import get_study
+from reader_app.charts.contrast import rgb
+from reader_app.charts.theme import DARK_BACKGROUND
 from reader_app.ingest.synthetic import (
     RADLE_SCALE,
     build_radle_scale_study,
@@ -38,6 +42,7 @@ from reader_app.ingest.synthetic import (
 from reader_app.settings import Settings
 from scoring import ScoringParams
 from tests.e2e.conftest import ServedApp, artifact
+from tests.e2e.contrast import low_contrast_texts
 
 pytestmark = pytest.mark.browser
 
@@ -104,6 +109,10 @@ def test_the_leaderboard_shows_every_metric_of_every_arm_within_1440_px(
     rows = box.locator("tbody tr")
     expect(rows).to_have_count(len(POOLS) + RADLE_SCALE.responders)  # 32 arms
     page.screenshot(path=str(artifact("scale-leaderboard-1440.png")))
+    # every cell, the human pool's row above all, readable on its real background
+    assert low_contrast_texts(box) == []
+    pool_row = box.locator('tr[data-name="Human pool"]')
+    assert low_contrast_texts(pool_row) == [] and "Human pool" in pool_row.inner_text()
 
     headers = box.locator("thead th")
     names = [h.strip() for h in headers.all_inner_texts()]
@@ -156,7 +165,13 @@ def test_each_chart_names_every_responder_and_the_group_bars_have_room(
         expect(chart.locator("canvas, svg").first).to_be_visible(timeout=SLOW)
         chart.scroll_into_view_if_needed()
         _settled(page)
-        chart.screenshot(path=str(artifact(f"scale-{stem}.png")))
+        shot = Image.open(io.BytesIO(chart.screenshot(path=str(artifact(f"scale-{stem}.png")))))
+        pixels = shot.convert("RGB")
+        # drawn on the page's own dark background, with the human pool in white on it
+        assert pixels.getpixel((1, 1)) == rgb(DARK_BACKGROUND)
+        plot = pixels.crop((0, 0, int(pixels.width * 0.7), pixels.height))  # not the legend
+        white = int((np.asarray(plot).min(axis=2) >= 245).sum())
+        assert white > 30, f"{stem}: the human pool's white line is missing ({white} px)"
         svg = _download(page, f".st-key-{key}_svg")
         Path(artifact(f"scale-{stem}-download.svg")).write_bytes(svg)
         missing = [n for n in everyone if n not in _svg_texts(svg)]

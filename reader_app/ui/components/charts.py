@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from reader_app.charts import chart_png, chart_svg, spec_json
+from reader_app.charts.theme import for_dark
 from reader_app.charts.vl import SCHEMA_URL, Spec
 from reader_app.csv_safe import spreadsheet_csv
 
@@ -39,8 +40,9 @@ def chart_panel(
     stem = file_stem or _slug(name)
     spec = spec_json(chart)
     with st.container(key=key):
-        # the spec as st.altair_chart sent it (Altair's schema URL, no theme)
-        shown = {"$schema": SCHEMA_URL, **chart}
+        # the spec as st.altair_chart sent it (Altair's schema URL, no Streamlit theme),
+        # in the dark page's colours; the downloads keep the paper colours
+        shown = {"$schema": SCHEMA_URL, **for_dark(chart)}
         st.vega_lite_chart(shown, width="content", theme=None, key=f"{key}_chart")
         png, svg, csv = st.columns([1, 1, 1], gap="small", width=420)
         png.download_button(
