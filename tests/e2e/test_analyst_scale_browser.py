@@ -278,3 +278,30 @@ def test_the_progress_page_counts_imported_readers_apart(
     page.screenshot(path=str(artifact("scale-progress-1440.png")), full_page=True)
     page.set_viewport_size(SMALL)
     page.screenshot(path=str(artifact("scale-progress-1024.png")))
+
+
+def test_the_static_report_fits_1440_px_and_an_a4_page(
+    page: Page, analyst: str, session: Session
+) -> None:
+    from reader_app.analysis.html_report import render_report
+
+    study = get_study(session=session, slug="radle-scale")
+    assert study is not None
+    html = render_report(study_data(session=session, study=study), ScoringParams(n_boot=200))
+    assert not re.search(r"-0\.0+(?![0-9])", html), "a value printed as -0.0"
+    page.set_viewport_size(WIDE)
+    page.set_content(html)
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= WIDE["width"], f"the report is {width} px wide at 1440"
+    headers = page.locator("table").first.locator("th").all_inner_texts()
+    assert headers[:2] == ["kind", "responder"]
+    page.screenshot(path=str(artifact("scale-report-1440.png")))
+    # printed on A4 with 14 mm margins: 182 mm = 688 CSS px of text width
+    page.emulate_media(media="print")
+    page.set_viewport_size({"width": 688, "height": 1000})
+    widest = page.evaluate(
+        "() => Math.max(...[...document.querySelectorAll('table')].map(t => t.scrollWidth))"
+    )
+    assert widest <= 688, f"a table is {widest} px wide on an A4 page"
+    pdf = page.pdf(format="A4")
+    assert pdf[:5] == b"%PDF-" and pdf.count(b"/Type /Page") > 1
