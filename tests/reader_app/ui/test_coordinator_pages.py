@@ -43,6 +43,8 @@ def test_progress_shows_the_reader_who_has_not_started(
     at, study = coordinator_app
     at.switch_page(PAGES["progress"]).run()
     assert not at.exception
+    caption = plain(at.sidebar.caption[0].value)
+    assert caption == f"Study: **{study.title} ({study.slug})** · signed in as C01"
     tree = texts(at)
     assert "R-new" in tree and "not started" in tree and "R-busy" in tree
     assert "in progress" in tree
