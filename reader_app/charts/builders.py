@@ -78,6 +78,7 @@ Figure = Spec  # what every builder returns: a spec that renders on its own
 # this, Streamlit sizes a single chart with autosize "fit" (the whole figure in `height`):
 # a three-bar chart then kept about 15 px for its bars.
 PAD: Final = {"type": "pad", "contains": "padding"}
+OPEN_CASE: Final = "open_case"  # the per-case matrix's cell selection
 # Click a legend entry (shift-click for several) to bring those series forward.
 PICKED: Final = "pick"
 PICK: Final[Spec] = {
@@ -339,7 +340,9 @@ def case_matrix_chart(
     domain = list(CELL_COLORS)
     grid = {
         "data": values(cells),
-        "mark": mark("rect", stroke="#dddddd", strokeWidth=0.5),
+        # a click on a cell picks its case (the page opens it below the matrix)
+        "params": [{"name": OPEN_CASE, "select": {"type": "point", "fields": ["case_id"]}}],
+        "mark": mark("rect", stroke="#dddddd", strokeWidth=0.5, cursor="pointer"),
         "encoding": {
             "x": x,
             "y": field("responder:N", sort=responders, title=None),

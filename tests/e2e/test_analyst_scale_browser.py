@@ -223,6 +223,25 @@ def test_the_per_case_matrix_sorts_numerically_and_filters_disagreements(
     first = cells[cells["responder"] == cells["responder"].iloc[0]]
     assert list(first["case_id"]) == numeric[:50]
 
+    # a click on a cell opens its case: the one the cell's tooltip names
+    case_id = _click_a_matrix_cell(page, chart)
+    opened = page.locator(".st-key-pc_case")
+    expect(opened).to_be_visible(timeout=SLOW)
+    expect(opened).to_contain_text(f"Case {case_id} ·", timeout=SLOW)
+    _settled(page)
+    answers = pd.read_csv(io.BytesIO(_download(page, ".st-key-pc_case_csv")), dtype=str)
+    mine = frame[frame["case_id"] == case_id]
+    assert sorted(answers["responder"]) == sorted(mine["responder"])  # every answer
+    verdict = {"1": "correct", "0": "incorrect"}
+    want = {
+        r: ("I don't know" if s == "idk" else verdict.get(str(c), "pending"))
+        for r, s, c in zip(mine["responder"], mine["status"], mine["correct"], strict=True)
+    }
+    assert dict(zip(answers["responder"], answers["verdict"], strict=True)) == want
+    expect(opened.get_by_test_id("stImage").first).to_be_visible(timeout=SLOW)
+    opened.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifact("scale-per-case-opened-1440.png")))
+
     # the filter, chosen with the keyboard
     pool_right = (1.0 - difficulty) >= 0.5
     models = frame[frame["kind"] == "model"]
@@ -256,6 +275,25 @@ def test_the_per_case_matrix_sorts_numerically_and_filters_disagreements(
     chart.screenshot(path=str(artifact("scale-per-case-disagree-one-model.png")))
     cells = pd.read_csv(io.BytesIO(_download(page, ".st-key-pc_matrix_csv")), dtype=str)
     assert sorted(set(cells["case_id"]), key=int) == theirs
+
+
+def _click_a_matrix_cell(page: Page, chart: object) -> str:
+    """Hover down the grid until Vega's tooltip names a cell's case, then click it."""
+    canvas = chart.locator("canvas, svg").first  # type: ignore[attr-defined]
+    box = canvas.bounding_box()
+    assert box is not None
+    tip = page.locator("#vg-tooltip-element")
+    for fx in (0.55, 0.6, 0.65, 0.7):
+        for fy in (0.5, 0.6, 0.7):
+            x, y = box["x"] + box["width"] * fx, box["y"] + box["height"] * fy
+            page.mouse.move(x, y)
+            page.wait_for_timeout(150)
+            text = tip.inner_text() if tip.count() and tip.is_visible() else ""
+            found = re.search(r"case_id\s*(\S+)", text)
+            if found and "responder" in text:
+                page.mouse.click(x, y)
+                return found.group(1)
+    raise AssertionError("no matrix cell under the pointer")
 
 
 def test_the_progress_page_counts_imported_readers_apart(
