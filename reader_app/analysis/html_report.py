@@ -59,12 +59,26 @@ CSS: Final = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2rem auto;
 max-width:1100px;color:#1b1b1b;padding:0 1rem}
 h1{font-size:1.6rem;margin-bottom:.2rem}h2{margin-top:2.2rem;border-bottom:1px solid #ddd}
+.table{max-width:100%;overflow-x:auto}
 table{border-collapse:collapse;margin:.6rem 0;font-size:13px}
 th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}
-th{background:#f3f5f9}td{white-space:nowrap}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.muted{color:#666}.note{background:#fff8e1;border-left:4px solid #f0b400;padding:.4rem .8rem}
+th{background:#f3f5f9}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.muted{color:#595959}.note{background:#fff8e1;border-left:4px solid #f0b400;padding:.4rem .8rem}
 figure{margin:1rem 0}img.chart{max-width:100%;height:auto}
+@page{margin:14mm}
+@media print{body{margin:0;max-width:none;padding:0;font-size:11px}table{font-size:10px}
+.table{overflow:visible}th,td{padding:.15rem .3rem}tr,figure,img.chart{break-inside:avoid}
+h2,h3{break-after:avoid}}
 """
+# column names a person reads (the frames keep their names for the CSV exports)
+HEADERS: Final = {
+    "arm": "kind",
+    "name": "responder",
+    "case_id": "case",
+    "pool_accuracy": "human pool accuracy",
+    "models_correct": "model runs right",
+    "model_runs": "model runs",
+}
 
 
 @dataclass(frozen=True)
@@ -77,16 +91,25 @@ def esc(text: object) -> str:
     return html.escape("" if text is None else str(text), quote=True)
 
 
+def _cell(value: object) -> str:
+    if isinstance(value, float) and value == 0:
+        value = 0.0  # never "-0.0"
+    return esc("" if pd.isna(value) else value)  # type: ignore[call-overload]
+
+
 def table_html(frame: pd.DataFrame) -> str:
-    head = "".join(f"<th>{esc(c)}</th>" for c in frame.columns)
+    head = "".join(f"<th>{esc(HEADERS.get(str(c), c))}</th>" for c in frame.columns)
     body = []
     for row in frame.itertuples(index=False):
         cells = []
         for value in row:
             cls = ' class="num"' if isinstance(value, int | float) else ""
-            cells.append(f"<td{cls}>{esc('' if pd.isna(value) else value)}</td>")
+            cells.append(f"<td{cls}>{_cell(value)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return (
+        f'<div class="table"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
 
 
 def svg_img(chart: Spec, alt_text: str) -> str:

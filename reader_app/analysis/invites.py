@@ -54,33 +54,63 @@ class IssuedLink:
 
 
 def parse_invite_lines(text: str) -> list[InviteRequest]:
-    """``code[,group[,email]]`` per line (CSV quoting allowed; blank lines and # skipped)."""
+    """``code[,group[,email]]`` per line (CSV quoting allowed; blank lines and # skipped).
+
+    Every problem in the list is reported at once, one line each, so a pasted
+    list is mended in one go.
+    """
     requests: list[InviteRequest] = []
+    problems: list[str] = []
     seen: set[str] = set()
     for n, row in enumerate(csv.reader(io.StringIO(text)), start=1):
         cells = [c.strip() for c in row]
         if not cells or not any(cells) or cells[0].startswith("#"):
             continue
-        if len(cells) > 3:
-            raise InviteError(f"line {n}: expected code[,group[,email]], got {len(cells)} fields")
-        code = cells[0]
-        if not code or len(code) > 64:
-            raise InviteError(f"line {n}: the reader code must be 1-64 characters")
-        if code in seen:
-            raise InviteError(f"line {n}: {code!r} appears twice")
-        seen.add(code)
+        problem = _line_problem(cells, seen)
+        if problem:
+            problems.append(f"line {n}: {problem}")
+            continue
+        seen.add(cells[0])
         group = cells[1] if len(cells) > 1 and cells[1] else None
         email = cells[2] if len(cells) > 2 and cells[2] else None
-        if group is not None and len(group) > 64:
-            raise InviteError(f"line {n}: the group must be at most 64 characters")
-        if email is not None and ("@" not in email or len(email) > 254):
-            raise InviteError(f"line {n}: {email!r} is not an email address")
-        requests.append(InviteRequest(code=code, group=group, email=email))
+        requests.append(InviteRequest(code=cells[0], group=group, email=email))
+    if problems:
+        raise InviteError("\n".join(problems))
     if not requests:
         raise InviteError("Enter at least one reader code.")
     if len(requests) > MAX_BATCH:
         raise InviteError(f"Invite at most {MAX_BATCH} people at a time.")
     return requests
+
+
+def _line_problem(cells: list[str], seen: set[str]) -> str | None:
+    if len(cells) > 3:
+        return f"expected code[,group[,email]], got {len(cells)} fields"
+    code = cells[0]
+    if not code or len(code) > 64:
+        return "the reader code must be 1-64 characters"
+    if code in seen:
+        return f"{code!r} appears twice"
+    group = cells[1] if len(cells) > 1 else ""
+    email = cells[2] if len(cells) > 2 else ""
+    if len(group) > 64:
+        return "the group must be at most 64 characters"
+    if email and ("@" not in email or len(email) > 254):
+        return f"{email!r} is not an email address"
+    return None
+
+
+def shown_links(
+    shown: list[IssuedLink], new: list[IssuedLink]
+) -> tuple[list[IssuedLink], list[str]]:
+    """The shown-once table after ``new`` is issued, and the codes whose row it replaced.
+
+    Inviting a code again rotates its link, so the earlier row's link is dead:
+    it leaves the table rather than sit beside the new one.
+    """
+    fresh = {i.code for i in new}
+    replaced = [i.code for i in shown if i.code in fresh]
+    return [*(i for i in shown if i.code not in fresh), *new], replaced
 
 
 def create_invites(
@@ -155,8 +185,8 @@ def people(*, session: Session, actor: Reader) -> pd.DataFrame:
             {
                 "code": r.code,
                 "role": r.role,
-                "group": r.group_name,
-                "email": r.email,
+                "group": r.group_name or "",
+                "email": r.email or "",
                 "access": (
                     "revoked"
                     if r.token_revoked_at is not None

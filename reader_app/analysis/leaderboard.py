@@ -271,13 +271,19 @@ def column_label(metric: str) -> str:
     return "RadLE-C" if metric == "radle_c" else {**SHORT, **GROUNDING_SHORT}[metric]
 
 
+def fixed(value: float, digits: int) -> str:
+    """``value`` with ``digits`` decimals; what rounds to zero prints as 0, never -0."""
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
 def fmt(value: float, digits: int, low: float = math.nan, high: float = math.nan) -> str:
     """``1234.5 [1100.2, 1300.0]``; ``n/a`` for an undefined value (e.g. R with nothing at L>=3)."""
     if value is None or math.isnan(value):
         return "n/a"
-    text = f"{value:.{digits}f}"
+    text = fixed(value, digits)
     if not (math.isnan(low) or math.isnan(high)):
-        text += f" [{low:.{digits}f}, {high:.{digits}f}]"
+        text += f" [{fixed(low, digits)}, {fixed(high, digits)}]"
     return text
 
 

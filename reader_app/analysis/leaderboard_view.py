@@ -29,13 +29,15 @@ from reader_app.analysis.leaderboard import (
     Leaderboard,
     column_label,
 )
+from reader_app.charts.palette import GROUP_POOLS, GROUP_POOLS_DARK, POOL, POOL_DARK
+from reader_app.charts.theme import DARK_BACKGROUND, DARK_MUTED, DARK_TEXT
 from scoring import GROUNDING_METRICS
 
-ARM_COLORS: Final = {  # the charts use the same families (reader_app/charts/palette.py)
-    "pool": "#08306b",
-    "group pool": "#4a7fbf",
+ARM_COLORS: Final = {  # the charts' families (reader_app/charts/palette.py), as on paper
+    "pool": POOL,
+    "group pool": GROUP_POOLS[0],
     "model": "#d95f02",
-    "reader": "#6baed6",
+    "reader": "#2171b5",
 }
 ARM_LABEL: Final = {
     "pool": "human pool",
@@ -51,29 +53,57 @@ SORTS: Final = {
 ROWS_IN_VIEW: Final = 30
 ROW_PX: Final = 33
 
+# The page is dark (the app's theme) and paper is light (a printed static report): every
+# colour below is named for both, and each text keeps 4.5:1 on its own row's background
+# (tests/reader_app/analysis/test_leaderboard_contrast.py, and in Chromium).
+DARK: Final = {
+    "bg": DARK_BACKGROUND, "fg": DARK_TEXT, "muted": DARK_MUTED, "head": "#1c212b",
+    "pool": "#1d3557", "group-pool": "#172338", "line": "#30363f",
+    "edge-pool": POOL_DARK, "edge-group-pool": GROUP_POOLS_DARK[0],
+}  # fmt: skip
+LIGHT: Final = {
+    "bg": "#ffffff", "fg": "#111111", "muted": "#555555", "head": "#eef0f3",
+    "pool": "#dce8f7", "group-pool": "#eef4fb", "line": "#cccccc",
+    "edge-pool": POOL, "edge-group-pool": GROUP_POOLS[0],
+}  # fmt: skip
+
+
+def _palette(colours: dict[str, str]) -> str:
+    return " ".join(f"--lb-{k}: {v};" for k, v in colours.items())
+
+
 EDGES: Final = "\n".join(
     f".rs-lb tr.{k.replace(' ', '-')} td:first-child "
-    f"{{ box-shadow: inset {6 if k == 'pool' else 4}px 0 0 {c}; }}"
-    for k, c in ARM_COLORS.items()
+    f"{{ box-shadow: inset {6 if k == 'pool' else 4}px 0 0 {edge}; }}"
+    for k, edge in {
+        "pool": "var(--lb-edge-pool)",
+        "group pool": "var(--lb-edge-group-pool)",
+        "model": ARM_COLORS["model"],
+        "reader": ARM_COLORS["reader"],
+    }.items()
 )
 CSS: Final = f"""
 <style>
-.rs-lb {{ max-height: {ROWS_IN_VIEW * ROW_PX + 40}px; overflow: auto; border: 1px solid #ddd;
+.rs-lb {{ {_palette(DARK)} color: var(--lb-fg); background: var(--lb-bg);
+  max-height: {ROWS_IN_VIEW * ROW_PX + 40}px; overflow: auto; border: 1px solid var(--lb-line);
   border-radius: 6px; max-width: 100%; }}
+.rs-lb.light {{ {_palette(LIGHT)} }}
+@media print {{ .rs-lb {{ {_palette(LIGHT)} max-height: none; overflow: visible; }} }}
 .rs-lb table {{ border-collapse: separate; border-spacing: 0; width: 100%; font-size: 13px;
-  font-variant-numeric: tabular-nums; line-height: 1.15; }}
-.rs-lb thead th {{ position: sticky; top: 0; z-index: 1; background: #f4f5f7; text-align: right;
-  padding: 6px 8px; border-bottom: 1px solid #ccc; font-weight: 600; white-space: nowrap; }}
+  font-variant-numeric: tabular-nums; line-height: 1.15; color: var(--lb-fg); }}
+.rs-lb thead th {{ position: sticky; top: 0; z-index: 1; background: var(--lb-head);
+  color: var(--lb-fg); text-align: right; padding: 6px 8px;
+  border-bottom: 1px solid var(--lb-line); font-weight: 600; white-space: nowrap; }}
 .rs-lb thead th.txt {{ text-align: left; }}
-.rs-lb td {{ padding: 3px 8px; border-bottom: 1px solid #eee; text-align: right;
-  white-space: nowrap; vertical-align: top; }}
+.rs-lb td {{ padding: 3px 8px; border-bottom: 1px solid var(--lb-line); text-align: right;
+  white-space: nowrap; vertical-align: top; background: var(--lb-bg); }}
 .rs-lb td.txt {{ text-align: left; white-space: normal; max-width: 16em;
   overflow-wrap: anywhere; }}
-.rs-lb td .ci {{ display: block; font-size: 11px; color: #666; }}
-.rs-lb td .tag {{ display: block; font-size: 11px; color: #666; }}
-.rs-lb tr.pool td {{ font-weight: 700; background: #eef3fa; }}
-.rs-lb tr.group-pool td {{ background: #f6f9fd; }}
-.rs-lb td.rank {{ color: #888; width: 2em; }}
+.rs-lb td .ci {{ display: block; font-size: 11px; color: var(--lb-muted); }}
+.rs-lb td .tag {{ display: block; font-size: 11px; color: var(--lb-muted); }}
+.rs-lb tr.pool td {{ font-weight: 700; background: var(--lb-pool); }}
+.rs-lb tr.group-pool td {{ background: var(--lb-group-pool); }}
+.rs-lb td.rank {{ color: var(--lb-muted); width: 2em; }}
 {EDGES}
 </style>
 """

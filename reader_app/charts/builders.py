@@ -11,15 +11,16 @@ from typing import Any, Final
 
 import pandas as pd
 
-from reader_app.charts.palette import POOL, name_color, with_weights
+from reader_app.charts.palette import GROUP_POOLS, POOL, name_color, with_weights
 from reader_app.charts.series import GROUNDING_SERIES, OUTCOMES
+from reader_app.charts.theme import REFERENCE, WHISKER
 from reader_app.charts.vl import Spec, field, layer, mark, secondary, value, values, when
 
 ARM_COLORS: Final = {  # families: humans cool (pools darkest), models warm
     "pool": POOL,
-    "group pool": "#4f86c6",
+    "group pool": GROUP_POOLS[0],
     "model": "#d95f02",
-    "reader": "#6baed6",
+    "reader": "#2171b5",
 }
 METRIC_DOMAIN: Final = {
     "radle_c": (0.0, 2000.0),
@@ -64,7 +65,7 @@ SERIES_STROKE: Final = dict(
     zip(GROUNDING_SERIES, (POOL, "#2171b5", "#d95f02", "#d95f02"), strict=True)
 )
 SERIES_FILL: Final = dict(
-    zip(GROUNDING_SERIES, (POOL, "#6baed6", "#d95f02", "#ffffff"), strict=True)
+    zip(GROUNDING_SERIES, (POOL, "#2171b5", "#d95f02", "#ffffff"), strict=True)
 )
 SERIES_SHAPE: Final = dict(
     zip(GROUNDING_SERIES, ("circle", "circle", "diamond", "diamond"), strict=True)
@@ -77,6 +78,7 @@ Figure = Spec  # what every builder returns: a spec that renders on its own
 # this, Streamlit sizes a single chart with autosize "fit" (the whole figure in `height`):
 # a three-bar chart then kept about 15 px for its bars.
 PAD: Final = {"type": "pad", "contains": "padding"}
+OPEN_CASE: Final = "open_case"  # the per-case matrix's cell selection
 # Click a legend entry (shift-click for several) to bring those series forward.
 PICKED: Final = "pick"
 PICK: Final[Spec] = {
@@ -105,10 +107,10 @@ def _value_with_ci() -> list[Spec]:
 
 
 def _ci_whiskers(data: Spec, y: Spec) -> Spec:
-    """A black rule from ci_low to ci_high on each row."""
+    """A rule from ci_low to ci_high on each row (black on paper, light in the app)."""
     return {
         "data": data,
-        "mark": mark("rule", color="black", strokeWidth=1.5),
+        "mark": mark("rule", color=WHISKER, strokeWidth=1.5),
         "encoding": {"x": field("ci_low:Q"), "x2": secondary("ci_high"), "y": y},
     }
 
@@ -132,7 +134,7 @@ def metric_bars_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figur
         },
     }
     whiskers = _ci_whiskers(data, y)
-    cap = mark("tick", color="black", thickness=1.5, size=10)
+    cap = mark("tick", color=WHISKER, thickness=1.5, size=10)
     caps_low = {"data": data, "mark": cap, "encoding": {"x": field("ci_low:Q"), "y": y}}
     caps_high = {"data": data, "mark": cap, "encoding": {"x": field("ci_high:Q"), "y": y}}
     layers: list[Spec] = [bars, whiskers, caps_low, caps_high]
@@ -142,12 +144,12 @@ def metric_bars_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figur
         layers += [
             {
                 "data": values(ref),
-                "mark": mark("rule", color="#1f3b73", strokeDash=[6, 4], size=2),
+                "mark": mark("rule", color=REFERENCE, strokeDash=[6, 4], size=2),
                 "encoding": {"x": field("pool_value:Q")},
             },
             {
                 "data": values(ref),
-                "mark": mark("text", align="left", dx=4, dy=-4, baseline="bottom", color="#1f3b73"),
+                "mark": mark("text", align="left", dx=4, dy=-4, baseline="bottom", color=REFERENCE),
                 "encoding": {"x": field("pool_value:Q"), "y": value(0), "text": field("label:N")},
             },
         ]
@@ -338,7 +340,9 @@ def case_matrix_chart(
     domain = list(CELL_COLORS)
     grid = {
         "data": values(cells),
-        "mark": mark("rect", stroke="#dddddd", strokeWidth=0.5),
+        # a click on a cell picks its case (the page opens it below the matrix)
+        "params": [{"name": OPEN_CASE, "select": {"type": "point", "fields": ["case_id"]}}],
+        "mark": mark("rect", stroke="#dddddd", strokeWidth=0.5, cursor="pointer"),
         "encoding": {
             "x": x,
             "y": field("responder:N", sort=responders, title=None),
@@ -424,7 +428,7 @@ def accuracy_grounding_chart(frame: pd.DataFrame, *, title: str | None = None) -
     line = pd.DataFrame({"grounding_rate": [0.0, 1.0], "accuracy": [0.0, 1.0]})
     diagonal = {
         "data": values(line),
-        "mark": mark("line", color="#999999", strokeDash=[4, 4]),
+        "mark": mark("line", color="#8a8a8a", strokeDash=[4, 4]),
         "encoding": {"x": x, "y": y},
     }
     whisker = mark("rule", color="#8a8a8a", strokeWidth=1.2, opacity=0.8)  # dark or light

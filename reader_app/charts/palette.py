@@ -1,9 +1,13 @@
 """Colours and line weights per responder, so 2 to 40 series stay apart.
 
 Kinds are told apart by colour family: human readers in cool colours (blues,
-greens, purples), model runs in warm ones (oranges, reds, pinks, browns). The
-human pool is near-black navy and drawn heaviest; the group pools are navy
-shades, drawn heavier than any single responder. Past the length of a family's
+greens, purples), model runs in warm ones (oranges, reds, pinks, browns). Every
+responder colour is a mid-tone (relative luminance 0.13-0.27), so it keeps a
+3:1 contrast on white paper and on the app's dark background alike. The human
+pool is the page's strongest colour and drawn heaviest: near-black navy on
+paper, white in the app (charts/theme.py swaps it); the group pools are navy
+shades on paper and pale blues in the app, drawn heavier than any single
+responder. Past the length of a family's
 list colours repeat, so every chart with per-responder series also has a
 legend selection (click an entry to bring that series forward) and tooltips.
 """
@@ -17,15 +21,17 @@ import pandas as pd
 from reader_app.charts.vl import Spec, field
 
 POOL: Final = "#08306b"
-GROUP_POOLS: Final = ("#2c5d9c", "#4f86c6", "#1b4f72", "#6d9fd8", "#0b6e8a")
+POOL_DARK: Final = "#ffffff"
+GROUP_POOLS: Final = ("#2c5d9c", "#08519c", "#1b4f72", "#3f4f8f", "#0b6e8a")
+GROUP_POOLS_DARK: Final = ("#c6dbef", "#9ecae1", "#b3e5fc", "#d0d1e6", "#a6d8e0")
 HUMANS: Final = (
-    "#2171b5", "#41ab5d", "#6a51a3", "#1d91c0", "#238b45", "#807dba",
-    "#6baed6", "#006d2c", "#3f007d", "#41b6c4", "#74c476", "#9e9ac8",
+    "#2171b5", "#3da057", "#7359ad", "#1d91c0", "#238b45", "#807dba",
+    "#3d95c9", "#007a31", "#8d1aff", "#349aa6", "#44a046", "#8d88be",
 )  # fmt: skip
 MODELS: Final = (
-    "#d95f02", "#e7298a", "#a63603", "#fd8d3c", "#ce1256", "#bf812d",
-    "#cb181d", "#f768a1", "#8c510a", "#ff7f00", "#980043", "#fb6a4a",
-    "#dfa23d", "#67000d", "#f4a582", "#c51b7d",
+    "#d95f02", "#e7298a", "#ba3d03", "#ea6402", "#ce1256", "#bf812d",
+    "#cd181d", "#f64d90", "#98580b", "#de6e00", "#ce005b", "#fa532f",
+    "#bd821f", "#d2001b", "#ec6327", "#c51b7d",
 )  # fmt: skip
 WIDTH: Final = {"pool": 4.5, "group pool": 3.0, "model": 1.6, "reader": 1.6}
 DASH: Final = {"pool": [1, 0], "group pool": [1, 0], "model": [1, 0], "reader": [5, 2]}

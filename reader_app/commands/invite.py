@@ -13,6 +13,7 @@ from reader_app.commands.common import (
     settings_or_exit,
 )
 from reader_app.models import ROLES
+from reader_app.served_address import link_base
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,5 +42,5 @@ def run(args: argparse.Namespace) -> int:
     except (CommandError, ValueError) as exc:
         return fail(str(exc))
     print(f"Invited {args.reader_code} ({args.role}) to {args.study}. Sign-in link:")
-    print(sign_in_link(settings.base_url, invite.token))
+    print(sign_in_link(link_base(settings), invite.token))
     return 0

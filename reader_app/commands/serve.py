@@ -9,6 +9,7 @@ from pathlib import Path
 
 from reader_app.commands.common import settings_or_exit
 from reader_app.db import migrate
+from reader_app.served_address import record_served, served_url
 from reader_app.settings import DEFAULT_MAX_UPLOAD_MB
 
 MAIN = Path(__file__).resolve().parent.parent / "asgi.py"  # st.App around main.py
@@ -70,6 +71,11 @@ def serve(port: int, address: str) -> int:
     print(f"readerstudy: serving on http://{address}:{port}", flush=True)
     # the server process uses the very folder this command resolved (same cwd, but explicit)
     os.environ.setdefault("READERSTUDY_DATA_DIR", str(settings.data_dir))
+    # links made by the server (staff pages) and by commands beside it point here,
+    # unless a proxy's READERSTUDY_BASE_URL says otherwise (docs/deploy.md)
+    url = served_url(address, port)
+    record_served(settings.data_dir, url)
+    os.environ.setdefault("READERSTUDY_BASE_URL", url)
     # glibc gives each thread that allocates its own arena (up to 8 per core), and
     # Streamlit runs every session's script in a thread: freed memory then sits in many
     # arenas. Two arenas keep the server's resident memory lower (docs/performance.md).

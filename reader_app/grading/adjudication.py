@@ -23,7 +23,12 @@ from reader_app.grading.config import grading_config
 from reader_app.grading.key import case_key
 from reader_app.grading.key_admin import add_synonym_in_session
 from reader_app.grading.matcher import matches_normalized
-from reader_app.grading.memory import ConcurrentDecision, active_verdict, record_verdict
+from reader_app.grading.memory import (
+    ConcurrentDecision,
+    active_verdict,
+    record_verdict,
+    retire_verdict,
+)
 from reader_app.grading.normalize import normalize_answer
 from reader_app.grading.queue import item_stage
 from reader_app.models import Adjudication, Case, Reader, Study
@@ -172,6 +177,94 @@ def decide(
         correct=final,
         responses_affected=len(item.response_ids) if final is not None else 0,
         synonym_added=synonym_added,
+    )
+
+
+@dataclass(frozen=True)
+class UndoResult:
+    item_id: str  # the queue item, waiting again
+    case_id: int
+    normalized_answer: str
+    correct: int  # the decision taken back
+    verdict_retired: bool  # the answer is ungraded again (it had been graded by that decision)
+
+
+def undo_last_decision(*, session: Session, adjudicator: Reader) -> UndoResult:
+    """Take back the adjudicator's most recent decision; the answer is back in the queue.
+
+    The decision stays in the database as history (``active`` false) and the undo
+    is audited. A verdict that decision stored is retired with it. Refused when
+    another decision on the same answer came after it (that adjudicator's work
+    would change meaning), or when the decision added a synonym to the key (the
+    key is changed on the Answer key page, with its own history).
+    """
+    require_role(adjudicator, "adjudicator")
+    study = session.get(Study, adjudicator.study_id)
+    assert study is not None and study.id is not None
+    last = session.exec(
+        select(Adjudication)
+        .join(Case, col(Case.id) == col(Adjudication.case_id))
+        .where(
+            Case.study_id == study.id,
+            Adjudication.adjudicator_id == adjudicator.id,
+            col(Adjudication.active).is_(True),
+        )
+        .order_by(col(Adjudication.decided_at).desc(), col(Adjudication.id).desc())
+    ).first()
+    if last is None:
+        raise GradingError("You have no decision to undo.")
+    later = [
+        d
+        for d in _item_decisions(session, AnswerItem(last.case_id, last.normalized_answer))
+        if d.id != last.id and (d.decided_at, d.id or 0) > (last.decided_at, last.id or 0)
+    ]
+    if later:
+        raise GradingError(
+            "Another adjudicator has decided on this answer since, so your decision "
+            "can no longer be undone here."
+        )
+    verdict = active_verdict(
+        session=session, case_id=last.case_id, normalized_answer=last.normalized_answer
+    )
+    ours = (
+        verdict is not None
+        and verdict.source == "adjudicator"
+        and verdict.decided_at >= last.decided_at
+    )
+    if last.add_synonym and last.correct == 1 and ours:
+        raise GradingError(
+            "That decision added the answer to the key as a synonym; change the key on "
+            "the Answer key page instead."
+        )
+    last.active = False
+    session.add(last)
+    record_event(
+        session=session,
+        actor=adjudicator.code,
+        action="adjudication.undo",
+        study_id=study.id,
+        case_id=last.case_id,
+        answer=last.normalized_answer,
+        stage=last.round,
+        correct=last.correct,
+        decision_id=last.id,
+    )
+    if ours:
+        assert verdict is not None
+        retire_verdict(
+            session=session,
+            study_id=study.id,
+            verdict=verdict,
+            actor=adjudicator.code,
+            reason="adjudication undone",
+        )
+    session.commit()
+    return UndoResult(
+        item_id=AnswerItem(last.case_id, last.normalized_answer).item_id,
+        case_id=last.case_id,
+        normalized_answer=last.normalized_answer,
+        correct=last.correct,
+        verdict_retired=ours,
     )
 
 

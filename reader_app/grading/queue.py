@@ -141,12 +141,18 @@ def build_item(
 
 
 def adjudication_queue(
-    *, session: Session, adjudicator: Reader, skip: Sequence[str] = (), autograde: bool = True
+    *,
+    session: Session,
+    adjudicator: Reader,
+    skip: Sequence[str] = (),
+    autograde: bool = True,
+    first: str | None = None,
 ) -> QueueView:
     """The queue size and the next item for this adjudicator (after key auto-grading).
 
     ``skip`` holds item ids the adjudicator passed over in this sitting; they
-    stay in the queue and come back once everything else is done.
+    stay in the queue and come back once everything else is done. ``first``
+    brings one waiting item to the front (the answer whose decision was undone).
     """
     require_role(adjudicator, "adjudicator")
     study = session.get(Study, adjudicator.study_id)
@@ -157,7 +163,10 @@ def adjudication_queue(
     if not waiting:
         return QueueView(size=0, item=None)
     skipped = set(skip)
-    item, stage = next(((i, s) for i, s in waiting if i.item_id not in skipped), waiting[0])
+    item, stage = next(
+        ((i, s) for i, s in waiting if i.item_id == first),
+        next(((i, s) for i, s in waiting if i.item_id not in skipped), waiting[0]),
+    )
     entry = study_key(session=session, study_id=study.id).get(item.case_id)
     return QueueView(
         size=len(waiting),

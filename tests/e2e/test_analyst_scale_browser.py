@@ -20,8 +20,10 @@ import io
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+from PIL import Image
 from playwright.sync_api import Page, expect
 from sqlmodel import Session
 
@@ -29,6 +31,8 @@ from reader_app.analysis.data import study_data
 from reader_app.analysis.leaderboard import build_leaderboard
 from reader_app.auth import invite_reader
 from reader_app.casebank import get_study
+from reader_app.charts.contrast import rgb
+from reader_app.charts.theme import DARK_BACKGROUND
 from reader_app.runs.synthetic import (
     RADLE_SCALE,
     build_radle_scale_study,
@@ -38,6 +42,7 @@ from reader_app.runs.synthetic import (
 from reader_app.settings import Settings
 from scoring import ScoringParams
 from tests.e2e.conftest import ServedApp, artifact
+from tests.e2e.contrast import low_contrast_texts
 
 pytestmark = pytest.mark.browser
 
@@ -104,6 +109,10 @@ def test_the_leaderboard_shows_every_metric_of_every_arm_within_1440_px(
     rows = box.locator("tbody tr")
     expect(rows).to_have_count(len(POOLS) + RADLE_SCALE.responders)  # 32 arms
     page.screenshot(path=str(artifact("scale-leaderboard-1440.png")))
+    # every cell, the human pool's row above all, readable on its real background
+    assert low_contrast_texts(box) == []
+    pool_row = box.locator('tr[data-name="Human pool"]')
+    assert low_contrast_texts(pool_row) == [] and "Human pool" in pool_row.inner_text()
 
     headers = box.locator("thead th")
     names = [h.strip() for h in headers.all_inner_texts()]
@@ -156,7 +165,13 @@ def test_each_chart_names_every_responder_and_the_group_bars_have_room(
         expect(chart.locator("canvas, svg").first).to_be_visible(timeout=SLOW)
         chart.scroll_into_view_if_needed()
         _settled(page)
-        chart.screenshot(path=str(artifact(f"scale-{stem}.png")))
+        shot = Image.open(io.BytesIO(chart.screenshot(path=str(artifact(f"scale-{stem}.png")))))
+        pixels = shot.convert("RGB")
+        # drawn on the page's own dark background, with the human pool in white on it
+        assert pixels.getpixel((1, 1)) == rgb(DARK_BACKGROUND)
+        plot = pixels.crop((0, 0, int(pixels.width * 0.7), pixels.height))  # not the legend
+        white = int((np.asarray(plot).min(axis=2) >= 245).sum())
+        assert white > 30, f"{stem}: the human pool's white line is missing ({white} px)"
         svg = _download(page, f".st-key-{key}_svg")
         Path(artifact(f"scale-{stem}-download.svg")).write_bytes(svg)
         missing = [n for n in everyone if n not in _svg_texts(svg)]
@@ -208,6 +223,25 @@ def test_the_per_case_matrix_sorts_numerically_and_filters_disagreements(
     first = cells[cells["responder"] == cells["responder"].iloc[0]]
     assert list(first["case_id"]) == numeric[:50]
 
+    # a click on a cell opens its case: the one the cell's tooltip names
+    case_id = _click_a_matrix_cell(page, chart)
+    opened = page.locator(".st-key-pc_case")
+    expect(opened).to_be_visible(timeout=SLOW)
+    expect(opened).to_contain_text(f"Case {case_id} ·", timeout=SLOW)
+    _settled(page)
+    answers = pd.read_csv(io.BytesIO(_download(page, ".st-key-pc_case_csv")), dtype=str)
+    mine = frame[frame["case_id"] == case_id]
+    assert sorted(answers["responder"]) == sorted(mine["responder"])  # every answer
+    verdict = {"1": "correct", "0": "incorrect"}
+    want = {
+        r: ("I don't know" if s == "idk" else verdict.get(str(c), "pending"))
+        for r, s, c in zip(mine["responder"], mine["status"], mine["correct"], strict=True)
+    }
+    assert dict(zip(answers["responder"], answers["verdict"], strict=True)) == want
+    expect(opened.get_by_test_id("stImage").first).to_be_visible(timeout=SLOW)
+    opened.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifact("scale-per-case-opened-1440.png")))
+
     # the filter, chosen with the keyboard
     pool_right = (1.0 - difficulty) >= 0.5
     models = frame[frame["kind"] == "model"]
@@ -243,6 +277,25 @@ def test_the_per_case_matrix_sorts_numerically_and_filters_disagreements(
     assert sorted(set(cells["case_id"]), key=int) == theirs
 
 
+def _click_a_matrix_cell(page: Page, chart: object) -> str:
+    """Hover down the grid until Vega's tooltip names a cell's case, then click it."""
+    canvas = chart.locator("canvas, svg").first  # type: ignore[attr-defined]
+    box = canvas.bounding_box()
+    assert box is not None
+    tip = page.locator("#vg-tooltip-element")
+    for fx in (0.55, 0.6, 0.65, 0.7):
+        for fy in (0.5, 0.6, 0.7):
+            x, y = box["x"] + box["width"] * fx, box["y"] + box["height"] * fy
+            page.mouse.move(x, y)
+            page.wait_for_timeout(150)
+            text = tip.inner_text() if tip.count() and tip.is_visible() else ""
+            found = re.search(r"case_id\s*(\S+)", text)
+            if found and "responder" in text:
+                page.mouse.click(x, y)
+                return found.group(1)
+    raise AssertionError("no matrix cell under the pointer")
+
+
 def test_the_progress_page_counts_imported_readers_apart(
     served: ServedApp, page: Page, analyst: str, session: Session
 ) -> None:
@@ -263,3 +316,30 @@ def test_the_progress_page_counts_imported_readers_apart(
     page.screenshot(path=str(artifact("scale-progress-1440.png")), full_page=True)
     page.set_viewport_size(SMALL)
     page.screenshot(path=str(artifact("scale-progress-1024.png")))
+
+
+def test_the_static_report_fits_1440_px_and_an_a4_page(
+    page: Page, analyst: str, session: Session
+) -> None:
+    from reader_app.analysis.html_report import render_report
+
+    study = get_study(session=session, slug="radle-scale")
+    assert study is not None
+    html = render_report(study_data(session=session, study=study), ScoringParams(n_boot=200))
+    assert not re.search(r"-0\.0+(?![0-9])", html), "a value printed as -0.0"
+    page.set_viewport_size(WIDE)
+    page.set_content(html)
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= WIDE["width"], f"the report is {width} px wide at 1440"
+    headers = page.locator("table").first.locator("th").all_inner_texts()
+    assert headers[:2] == ["kind", "responder"]
+    page.screenshot(path=str(artifact("scale-report-1440.png")))
+    # printed on A4 with 14 mm margins: 182 mm = 688 CSS px of text width
+    page.emulate_media(media="print")
+    page.set_viewport_size({"width": 688, "height": 1000})
+    widest = page.evaluate(
+        "() => Math.max(...[...document.querySelectorAll('table')].map(t => t.scrollWidth))"
+    )
+    assert widest <= 688, f"a table is {widest} px wide on an A4 page"
+    pdf = page.pdf(format="A4")
+    assert pdf[:5] == b"%PDF-" and pdf.count(b"/Type /Page") > 1

@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from reader_app.charts import chart_png, chart_svg, spec_json
+from reader_app.charts.theme import for_dark
 from reader_app.charts.vl import SCHEMA_URL, Spec
 from reader_app.csv_safe import spreadsheet_csv
 
@@ -33,15 +34,32 @@ def chart_panel(
     name: str,
     key: str,
     file_stem: str | None = None,
-) -> None:
+    select: str | None = None,
+) -> list[dict[str, object]]:
     """Show ``chart`` and offer it as PNG, SVG and CSV, in a container keyed ``key``
-    (CSS class ``st-key-<key>``; buttons ``<key>_png``, ``<key>_svg``, ``<key>_csv``)."""
+    (CSS class ``st-key-<key>``; buttons ``<key>_png``, ``<key>_svg``, ``<key>_csv``).
+
+    With ``select`` (the name of a point selection in the spec), a click on a mark
+    reruns the page and the selected marks' fields come back; otherwise ``[]``."""
     stem = file_stem or _slug(name)
     spec = spec_json(chart)
     with st.container(key=key):
-        # the spec as st.altair_chart sent it (Altair's schema URL, no theme)
-        shown = {"$schema": SCHEMA_URL, **chart}
-        st.vega_lite_chart(shown, width="content", theme=None, key=f"{key}_chart")
+        # the spec as st.altair_chart sent it (Altair's schema URL, no Streamlit theme),
+        # in the dark page's colours; the downloads keep the paper colours
+        shown = {"$schema": SCHEMA_URL, **for_dark(chart)}
+        if select is None:
+            st.vega_lite_chart(shown, width="content", theme=None, key=f"{key}_chart")
+            picked: list[dict[str, object]] = []
+        else:
+            event = st.vega_lite_chart(
+                shown,
+                width="content",
+                theme=None,
+                key=f"{key}_chart",
+                on_select="rerun",
+                selection_mode=[select],
+            )
+            picked = list(event.selection.get(select, []) or [])
         png, svg, csv = st.columns([1, 1, 1], gap="small", width=420)
         png.download_button(
             "PNG",
@@ -70,3 +88,4 @@ def chart_panel(
             on_click="ignore",
             icon=":material/table:",
         )
+    return picked

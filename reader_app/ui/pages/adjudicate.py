@@ -9,7 +9,12 @@ from __future__ import annotations
 import streamlit as st
 
 from reader_app.auth import AuthError
-from reader_app.grading.adjudication import GradingError, adjudicator_agreement, decide
+from reader_app.grading.adjudication import (
+    GradingError,
+    adjudicator_agreement,
+    decide,
+    undo_last_decision,
+)
 from reader_app.grading.config import GradingConfigError, grading_config
 from reader_app.grading.key import AnswerKeyError
 from reader_app.grading.queue import adjudication_queue
@@ -58,11 +63,26 @@ def _decide(correct: bool, add_synonym: bool) -> None:
             flash(PAGE, "error", str(exc))
             return
     state.pop("_adj_item", None)
+    state.pop("_adj_first", None)
     clear_note()
     if result.final:
         flash(PAGE, "success", "Saved: " + ("correct." if result.correct else "incorrect."))
     else:
         flash(PAGE, "success", "Saved. A second adjudicator grades this answer independently.")
+
+
+def _undo() -> None:
+    with db_session() as session:
+        adjudicator, _ = load_reader(session, user)
+        try:
+            undone = undo_last_decision(session=session, adjudicator=adjudicator)
+        except (GradingError, AuthError) as exc:
+            flash(PAGE, "error", str(exc))
+            return
+    state["_adj_first"] = undone.item_id
+    clear_note()
+    was = "correct" if undone.correct else "incorrect"
+    flash(PAGE, "info", f"Undone: your decision ({was}). The answer is back for your decision.")
 
 
 def _save_rubric() -> None:
@@ -118,7 +138,12 @@ with db_session() as session:
         rubric_view = rubric_queue(session=session, adjudicator=adjudicator, skip=skipped_reports())
         size = rubric_view.size
     else:
-        view = adjudication_queue(session=session, adjudicator=adjudicator, skip=skipped_items())
+        view = adjudication_queue(
+            session=session,
+            adjudicator=adjudicator,
+            skip=skipped_items(),
+            first=state.get("_adj_first"),
+        )
         size = view.size
     agreement = adjudicator_agreement(session=session, actor=adjudicator) if config.double else None
 
@@ -156,7 +181,14 @@ else:
             show_key(item.reference, item.synonyms, item.history)
             decision_panel(item, _decide)
             show_suggestions(item.suggestions)
-    st.caption("Keys: Y correct · A correct + add as synonym · N incorrect · S skip")
+    st.button(
+        "Undo my last decision",
+        key="adj_undo",
+        shortcut="U",
+        on_click=_undo,
+        help="Takes back your most recent decision (kept in the audit log) and shows it again.",
+    )
+    st.caption("Keys: Y correct · A correct + add as synonym · N incorrect · S skip · U undo")
 
 if agreement is not None:
     agreement_panel(agreement)

@@ -38,8 +38,8 @@ def metrics_section(data: StudyData, board: Leaderboard, controls: Controls) -> 
         "RadLE-C confidence-weighted index (0-2000) · A accuracy · R reliability at Likert ≥ "
         f"{controls.params.tau_high} (n/a: nothing answered that high) · S safety (0-100) · "
         "H handover readiness (0-100). Each cell: the value, and below it the 95% paired "
-        "case-bootstrap CI. Left edge: dark navy the human pool, blue its group pools and "
-        "the readers, orange the model runs."
+        "case-bootstrap CI. Left edge: white the human pool, pale blue its group pools, "
+        "blue the readers, orange the model runs."
         + (
             f" G grounding rate · GA grounded accuracy · U ungrounded correct share, over the "
             f"{len(board.grounded_case_ids)} case(s) with a reference region (group pools: n/a)."

@@ -15,9 +15,12 @@ import math
 import pandas as pd
 import streamlit as st
 
+from reader_app.analysis.case_detail import case_detail
 from reader_app.analysis.case_grounding import analyst_case_grounding, thumbnails
 from reader_app.analysis.case_matrix import FILTERS, SPLITS
 from reader_app.charts import case_matrix_chart
+from reader_app.charts.builders import OPEN_CASE
+from reader_app.csv_safe import spreadsheet_csv
 from reader_app.ui.components.analysis_cache import (
     case_set,
     load_data,
@@ -76,13 +79,62 @@ if not controls.readers:
 if shown.empty:
     st.info("No case matches this filter.")
 else:
-    chart_panel(
+    clicked_cells = chart_panel(
         case_matrix_chart(cells, shown),
         cells,
         name="Per-case matrix",
         key="pc_matrix",
         file_stem=f"{data.slug}-per-case" + ("" if which == "all" else f"-{which}"),
+        select=OPEN_CASE,
     )
+    clicked = str(clicked_cells[0].get("case_id", "")) if clicked_cells else ""
+    if clicked and clicked != st.session_state.get("_pc_clicked"):
+        st.session_state["_pc_clicked"] = clicked  # a new click opens its case below
+        st.session_state["pc_open"] = clicked
+
+    st.subheader("Open a case")
+    st.caption("Click a cell of the matrix, or choose a case: its images, key and every answer.")
+    order = [str(c) for c in chosen["case_id"]]
+    if st.session_state.get("pc_open") not in order:
+        st.session_state.pop("pc_open", None)
+    opened = st.selectbox("Case", order, index=None, key="pc_open", width=320)
+    if opened:
+        with db_session() as session:
+            actor, _ = load_reader(session, user)
+            detail = case_detail(
+                session=session, actor=actor, frame=data.frame, source_id=str(opened)
+            )
+        if detail is not None:
+            with st.container(key="pc_case"):
+                st.caption(
+                    f"Case {escape_markdown(detail.source_id)} · {detail.kind} · "
+                    f"{len(detail.images)} image(s) · {len(detail.answers)} answer(s)"
+                )
+                left, right = st.columns([2, 3], gap="large")
+                with left:
+                    for col, sha in zip(
+                        st.columns(min(len(detail.images), 3) or 1), detail.images, strict=False
+                    ):
+                        col.image(asset_bytes(sha), output_format="PNG")
+                    if len(detail.images) > 3:
+                        st.caption(f"{len(detail.images)} images; the first 3 are shown.")
+                with right:
+                    st.caption("Reference diagnosis (answer key)")
+                    st.text(detail.reference or "—")
+                    if detail.synonyms:
+                        st.caption("Also accepted: " + escape_markdown(" · ".join(detail.synonyms)))
+                    if detail.history:
+                        st.caption("Clinical history")
+                        st.text(detail.history)
+                show_table(detail.answers, key="pc_case_answers")
+                st.download_button(
+                    "Answers to this case (CSV)",
+                    data=spreadsheet_csv(detail.answers),
+                    file_name=f"{data.slug}-case-{detail.source_id}-answers.csv",
+                    mime="text/csv",
+                    key="pc_case_csv",
+                    on_click="ignore",
+                )
 
 counts = matrix.cases["split"].value_counts()
 cols = st.columns(5)

@@ -47,6 +47,11 @@ def _set_state(target: str) -> None:
     flash(PAGE, "success", f"The study is now {target}.")
 
 
+def _close_for_good() -> None:
+    state["_co_confirm_close"] = False
+    _set_state("closed")
+
+
 stall_hours = int(state.get("co_stall_hours", 48))
 with db_session() as session:
     coordinator, study = load_reader(session, user)
@@ -61,9 +66,10 @@ show_flash(PAGE)
 st.subheader(f"Study: {study.state}")
 st.caption(STATE_HELP.get(study.state, ""))
 targets = allowed_states(study.state)
-if targets:
-    cols = st.columns(len(targets) + 1)
-    for col, target in zip(cols, targets, strict=False):
+reversible = [t for t in targets if t != "closed"]
+if reversible:
+    cols = st.columns(len(reversible) + 1)
+    for col, target in zip(cols, reversible, strict=False):
         col.button(
             STATE_LABELS[target],
             key=f"co_state_{target}",
@@ -72,7 +78,33 @@ if targets:
             type="secondary",
             help=STATE_HELP[target],
         )
-else:
+if "closed" in targets:
+    # Closing cannot be undone, so it sits apart and asks once more.
+    if not state.get("_co_confirm_close"):
+        st.button(
+            STATE_LABELS["closed"] + "…",
+            key="co_state_closed",
+            on_click=lambda: state.update(_co_confirm_close=True),
+            help=STATE_HELP["closed"],
+        )
+    else:
+        st.warning(
+            "Close this study for good? No reader can answer again and it can never be "
+            "reopened, so the analysed data set stays as it is now."
+        )
+        yes, no = st.columns(2)
+        yes.button(
+            "Yes, close for good",
+            key="co_close_confirm",
+            type="primary",
+            on_click=_close_for_good,
+        )
+        no.button(
+            "Cancel",
+            key="co_close_cancel",
+            on_click=lambda: state.update(_co_confirm_close=False),
+        )
+if not targets:
     st.caption("A closed study stays closed, so the analysed data set cannot change.")
 
 st.subheader("Readers")

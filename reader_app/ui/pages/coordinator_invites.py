@@ -17,6 +17,7 @@ from reader_app.analysis.invites import (
     parse_invite_lines,
     people,
     revoke,
+    shown_links,
 )
 from reader_app.auth import AuthError
 from reader_app.csv_safe import spreadsheet_csv
@@ -34,7 +35,7 @@ def _invite() -> None:
     try:
         requests = parse_invite_lines(state.get("inv_lines") or "")
     except InviteError as exc:
-        flash(PAGE, "error", str(exc))
+        flash(PAGE, "error", str(exc).replace("\n", "\n\n"))  # one paragraph a line
         return
     with db_session() as session:
         actor, _ = load_reader(session, user)
@@ -49,9 +50,15 @@ def _invite() -> None:
         except (InviteError, AuthError, ValueError) as exc:
             flash(PAGE, "error", str(exc))
             return
-    state["_inv_links"] = [*state.get("_inv_links", []), *issued]
+    state["_inv_links"], replaced = shown_links(state.get("_inv_links", []), issued)
     state["inv_lines"] = ""
-    flash(PAGE, "success", f"{len(issued)} link(s) created. Download them now.")
+    message = f"{len(issued)} link(s) created. Download them now."
+    if replaced:
+        message += (
+            f" The earlier link of {', '.join(replaced)} no longer works; "
+            "its row is replaced by the new one."
+        )
+    flash(PAGE, "success", message)
 
 
 def _revoke() -> None:

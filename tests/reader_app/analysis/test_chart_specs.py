@@ -35,10 +35,13 @@ from reader_app.charts import (
     risk_coverage_chart,
     tier_distribution_chart,
 )
+from reader_app.charts.contrast import AA_LARGE, contrast
 from reader_app.charts.render import spec
+from reader_app.charts.theme import DARK_BACKGROUND, for_dark
 from reader_app.charts.vl import SCHEMA_URL, field, layer, mark, secondary, values, when
 from scoring import ScoringParams
 from tests.reader_app.analysis.chart_frame import CASES
+from tests.support.chart_colours import drawn_colours
 
 
 @pytest.fixture(scope="module")
@@ -71,12 +74,10 @@ def grounding_points() -> pd.DataFrame:
     )
 
 
-def test_every_builder_writes_valid_vega_lite(
-    frame: pd.DataFrame,
-    validator: jsonschema.Draft7Validator,
-) -> None:
-    board = build_leaderboard(frame, CASES, ScoringParams(n_boot=20))
-    matrix = case_matrix(frame, CASES, board.params)
+def every_figure(responses: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """One spec of each builder (two of the metric bars), from the small frame."""
+    board = build_leaderboard(responses, CASES, ScoringParams(n_boot=20))
+    matrix = case_matrix(responses, CASES, board.params)
     tiers = pd.DataFrame(
         {
             "name": ["human pool", "m1", "m1"],
@@ -87,22 +88,31 @@ def test_every_builder_writes_valid_vega_lite(
         }
     )
     no_pool = metric_bars(board, "radle_a").assign(pool_value=float("nan"))
-    charts = {
+    return {
         "metric bars": metric_bars_chart(metric_bars(board)),
         "metric bars, no pool line": metric_bars_chart(no_pool),
         "response profile": response_profile_chart(response_profile(board)),
         "reliability": reliability_chart(reliability(board)),
         "risk-coverage": risk_coverage_chart(risk_coverage(board)),
-        "groups": group_split_chart(group_split(frame, CASES, board.params), "radle_s"),
+        "groups": group_split_chart(group_split(responses, CASES, board.params), "radle_s"),
         "case matrix": case_matrix_chart(matrix.cells, matrix.cases),
         "grounding": accuracy_grounding_chart(grounding_points()),
         "tiers": tier_distribution_chart(tiers),
     }
+
+
+def test_every_builder_writes_valid_vega_lite(
+    frame: pd.DataFrame,
+    validator: jsonschema.Draft7Validator,
+) -> None:
+    charts = every_figure(frame)
     for name, chart in charts.items():
         document = spec(chart)
         assert document["$schema"] == SCHEMA_URL
         errors = [e.message for e in validator.iter_errors(document)]
         assert errors == [], name
+        dark = spec(for_dark(chart))  # as the app draws it
+        assert [e.message for e in validator.iter_errors(dark)] == [], name
     # the check does fail on a spec Vega-Lite would refuse
     broken = spec(charts["tiers"]) | {"mark": {"type": "barr"}}
     assert list(validator.iter_errors(broken))
@@ -142,3 +152,22 @@ def test_the_helpers_write_what_altair_writes() -> None:
     # different data objects stay with their layers
     apart = layer(mine, {**ruled, "data": values(data)}, width=300)
     assert "data" not in apart and all("data" in part for part in apart["layer"])
+
+
+def test_every_line_and_label_keeps_3_to_1_on_paper_and_on_the_dark_page(
+    frame: pd.DataFrame,
+) -> None:
+    """Lines, rules, whiskers, points, text and the responder scales of every figure, on
+    white (downloads) and, through for_dark, on the app's background (WCAG 1.4.11)."""
+    checked = 0
+    for name, figure in every_figure(frame).items():
+        dark = for_dark(figure)
+        assert dark["config"]["background"] == DARK_BACKGROUND
+        for colour in drawn_colours(dark):
+            assert contrast(colour, DARK_BACKGROUND) >= AA_LARGE, (name, colour)
+            checked += 1
+        for colour in drawn_colours(figure):
+            assert contrast(colour, "#ffffff") >= AA_LARGE, (name, "paper", colour)
+    assert checked >= 20  # the walk found the figures' colours
+    # the check does fail: the old navy pool on the dark page was 1.4:1
+    assert contrast("#08306b", DARK_BACKGROUND) < AA_LARGE

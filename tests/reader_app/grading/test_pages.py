@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import streamlit as st
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 from streamlit.testing.v1 import AppTest
 
 from reader_app.grading.rubric_grades import rubric_frame
@@ -84,6 +84,20 @@ def test_adjudicator_decides_blind(
     assert [(v.normalized_answer, v.correct, v.note) for v in verdicts] == [
         ("pectus carinatum", 0, "different entity")
     ]
+
+    # Undo: the decision is taken back and the same answer is shown again, to decide anew
+    at.button(key="adj_undo").click().run()
+    assert not at.exception
+    assert "Undone: your decision (incorrect)" in plain(at.info[0].value)
+    assert at.metric[0].value == "1" and "carinatum" in _texts(at)
+    session.expire_all()
+    live = select(Verdict).where(col(Verdict.active).is_(True), Verdict.source == "adjudicator")
+    assert not session.exec(live).all()
+    at.button(key="adj_correct").click().run()
+    assert "Saved: correct" in plain(at.success[0].value)
+    at.button(key="adj_undo").click().run()
+    at.button(key="adj_undo").click().run()
+    assert "no decision to undo" in plain(at.error[0].value)
 
 
 def test_readers_do_not_get_the_adjudication_page(

@@ -9,6 +9,7 @@ import pytest
 from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
 
+from reader_app.auth import hash_token
 from reader_app.models import Reader, Study
 from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
@@ -42,6 +43,8 @@ def test_progress_shows_the_reader_who_has_not_started(
     at, study = coordinator_app
     at.switch_page(PAGES["progress"]).run()
     assert not at.exception
+    caption = plain(at.sidebar.caption[0].value)
+    assert caption == f"Study: **{study.title} ({study.slug})** · signed in as C01"
     tree = texts(at)
     assert "R-new" in tree and "not started" in tree and "R-busy" in tree
     assert "in progress" in tree
@@ -51,7 +54,15 @@ def test_progress_shows_the_reader_who_has_not_started(
 
     at.button(key="co_state_locked").click().run()
     assert "The study is now locked." in plain(at.success[0].value)
+    # Closing is final, so the first click only asks; Cancel leaves the study as it was.
     at.button(key="co_state_closed").click().run()
+    assert "can never be reopened" in plain(at.warning[0].value)
+    at.button(key="co_close_cancel").click().run()
+    session.expire_all()
+    assert session.get(Study, study.id).state == "locked"  # type: ignore[union-attr]
+    assert not at.warning and at.button(key="co_state_closed")
+    at.button(key="co_state_closed").click().run()
+    at.button(key="co_close_confirm").click().run()
     session.expire_all()
     assert session.get(Study, study.id).state == "closed"  # type: ignore[union-attr]
     assert not [b for b in at.button if b.key and b.key.startswith("co_state_")]
@@ -80,6 +91,42 @@ def test_invites_in_bulk_then_revoke(
     at.text_area(key="inv_lines").set_value("C01")
     at.button(key="inv_create").click().run()
     assert "cannot re-invite yourself" in plain(at.error[0].value)
+
+
+def test_a_re_invite_replaces_the_dead_link_in_the_shown_once_table(
+    coordinator_app: tuple[AppTest, Study], session: Session
+) -> None:
+    at, _ = coordinator_app
+    at.switch_page(PAGES["invites"]).run()
+    at.text_area(key="inv_lines").set_value("W01,PGY4\nW02")
+    at.button(key="inv_create").click().run()
+    first = at.dataframe[0].value.set_index("code")["link"].to_dict()
+    at.text_area(key="inv_lines").set_value("W01,PGY4")
+    at.button(key="inv_create").click().run()
+    message = plain(at.success[0].value)
+    assert "1 link(s) created" in message and "earlier link of W01 no longer works" in message
+    shown = at.dataframe[0].value
+    assert sorted(shown["code"]) == ["W01", "W02"]  # one row per person, the new link
+    new_link = shown.set_index("code").loc["W01", "link"]
+    assert new_link != first["W01"]
+    token = new_link.split("token=")[1]
+    reader = session.exec(select(Reader).where(Reader.code == "W01")).one()
+    session.refresh(reader)
+    assert reader.token_hash == hash_token(token)  # the row shown is the live link
+
+
+def test_an_invite_list_names_every_bad_line_at_once(
+    coordinator_app: tuple[AppTest, Study], session: Session
+) -> None:
+    at, _ = coordinator_app
+    at.switch_page(PAGES["invites"]).run()
+    at.text_area(key="inv_lines").set_value("R30\nR31,g,not-mail\nR30\n,PGY1\nR32,a,b@c,d")
+    at.button(key="inv_create").click().run()
+    error = plain(at.error[0].value)
+    for line in ("line 2:", "line 3:", "line 4:", "line 5:"):
+        assert line in error
+    assert "line 1:" not in error
+    assert session.exec(select(Reader).where(Reader.code == "R30")).first() is None
 
 
 def test_case_bank_with_thumbnails(coordinator_app: tuple[AppTest, Study]) -> None:
