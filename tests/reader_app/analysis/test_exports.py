@@ -59,6 +59,7 @@ def test_responses_csv_is_the_tidy_frame_plus_provenance(
         *GROUNDING_COLUMNS,
         *INTERACTION_COLUMNS,
         *TIMING_COLUMNS,
+        "cohort",
         *PARAM_COLUMNS,
     ]
     assert set(frame["interaction"]) == {""}  # no browser reported anything here
@@ -100,7 +101,7 @@ def test_timing_columns_carry_each_response_s_times(
 
 def test_mrmc_long_format(graded: object, capsys: pytest.CaptureFixture[str]) -> None:
     frame = _csv(capsys, "--what", "mrmc", "--idk-score", "1")
-    assert list(frame.columns) == [*MRMC_COLUMNS, *TIMING_COLUMNS, *PARAM_COLUMNS]
+    assert list(frame.columns) == [*MRMC_COLUMNS, *TIMING_COLUMNS, "cohort", *PARAM_COLUMNS]
     rows = {(r.reader, r.case): r for r in frame.itertuples()}
     # R01 "CwI": correct L4 -> score 1, points 5; wrong L1 -> 0, -2; idk -> 0, idk_score 1
     assert (rows["R01", "case-000"].score, rows["R01", "case-000"].points) == ("1", "5.0")
