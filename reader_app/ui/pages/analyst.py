@@ -31,7 +31,6 @@ from reader_app.ui.components.reports_panel import load_reports, reports_panel
 from reader_app.ui.components.safe_text import escape_markdown
 from reader_app.ui.context import staff_user
 
-
 ALL_COHORTS = "(all cohorts)"
 
 
