@@ -32,7 +32,7 @@ import pandas as pd
 import pyarrow as pa
 from sqlmodel import Session, col, select
 
-from reader_app.analysis.data import study_data
+from reader_app.analysis.data import run_cohorts, study_data, with_cohort
 from reader_app.analysis.mrmc import mrmc_frame
 from reader_app.analysis.report_scores import report_export, rubric_mrmc_rows
 from reader_app.analysis.timing import timing_frame, with_timing
@@ -40,7 +40,7 @@ from reader_app.csv_safe import spreadsheet_csv
 from reader_app.errors import ReaderStudyError
 from reader_app.grading.key import KEY_COLUMNS, study_key, write_key_csv
 from reader_app.grading.rubric_grades import rubric_frame
-from reader_app.models import AuditEvent, ModelRun, Study, utcnow
+from reader_app.models import AuditEvent, Study, utcnow
 from reader_app.results import tidy_responses
 from scoring import ScoringParams
 
@@ -85,25 +85,6 @@ def audit_frame(*, session: Session, study_id: int) -> pd.DataFrame:
         ],
         columns=list(AUDIT_COLUMNS),
     )
-
-
-def run_cohorts(*, session: Session, study_id: int) -> dict[str, str | None]:
-    """Each model run's cohort by run name (None when it has none)."""
-    runs = session.exec(select(ModelRun).where(ModelRun.study_id == study_id)).all()
-    return {r.name: r.cohort for r in runs}
-
-
-def with_cohort(frame: pd.DataFrame, cohorts: dict[str, str | None], who: str) -> pd.DataFrame:
-    """``cohort`` after the data columns: the run's cohort on a model row, else empty."""
-    out = frame.copy()
-    names = out[who] if who in out.columns else pd.Series([], dtype=object)
-    kinds = out["kind"] if "kind" in out.columns else pd.Series(["model"] * len(out))
-    out["cohort"] = pd.Series(
-        [cohorts.get(n) if k == "model" else None for n, k in zip(names, kinds, strict=True)],
-        index=out.index,
-        dtype=object,
-    )
-    return out
 
 
 def key_frame(*, session: Session, study_id: int) -> pd.DataFrame:
