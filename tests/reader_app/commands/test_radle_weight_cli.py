@@ -71,10 +71,8 @@ def test_radle_import_keeps_cohorts_and_weight_l_gives_back_weighted_score(
     # score says which weight it used, and pools each cohort
     responses = tmp_path / "responses.csv"
     assert main(["export", radle_study, "--raw", "-o", str(responses)]) == 0
-    assert (
-        main(["score", str(responses), "--format", "json", "--weight", "L", "--bootstrap", "0"])
-        == 0
-    )
+    score = ["score", str(responses), "--weight", "L", "--bootstrap", "0"]
+    assert main([*score, "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["params"]["weight"] == "L"
     cohorts = {r["responder"]: r["cohort"] for r in report["responders"]}
