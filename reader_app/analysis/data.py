@@ -166,7 +166,8 @@ def check_scorable(data: StudyData, case_ids: tuple[str, ...] | None = None) -> 
     if not waiting.empty:
         raise NotScorable(
             f"{len(waiting)} answer(s) on {waiting['case_id'].nunique()} case(s) are not graded "
-            "yet; scoring never guesses a verdict. Grade them first, or score only the "
+            "yet; scoring never guesses a verdict. Grade them first (the Adjudication page, or "
+            f"`readerstudy grade {data.slug}` with a judge pair), or score only the "
             f"{len(data.graded_cases())} fully graded case(s)."
         )
     return cases

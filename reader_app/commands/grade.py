@@ -146,6 +146,11 @@ def run_study(args: argparse.Namespace) -> int:
     """Study mode: grade the study's pending answers into grade memory."""
     if args.output != "-" or args.study:
         return fail("--output and --study belong to the file mode (grade --key KEY.csv FILE)")
+    if args.responses.lower().endswith(".csv") or Path(args.responses).is_file():
+        return fail(
+            f"{args.responses} is a file: grade it with --key KEY.csv (`readerstudy export "
+            "STUDY --what key` writes a study's key), or name a study to grade it in place"
+        )
     try:
         with cli_session(settings_or_exit()) as session:
             study = require_study(session, args.responses)

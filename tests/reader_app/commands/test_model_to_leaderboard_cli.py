@@ -218,6 +218,8 @@ def test_run_model_judge_options_are_checked(
     assert code == 2 and "leave out --no-autograde" in err
     code, _, err = run_cli(capsys, "grade", "nope")
     assert code == 2 and "no study named 'nope'" in err
+    code, _, err = run_cli(capsys, "grade", "responses.csv")
+    assert code == 2 and "grade it with --key KEY.csv" in err
     help_text = io.StringIO()
     with pytest.raises(SystemExit), contextlib.redirect_stdout(help_text):
         main(["run-model", "--help"])
