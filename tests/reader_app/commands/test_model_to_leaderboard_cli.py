@@ -94,6 +94,15 @@ def test_demo_run_grade_with_judges_score_and_leaderboard(
         assert "NOF" in key["tibia-cr"].synonyms
         assert key["chest-cr"].diagnosis == "Multiple pulmonary metastases"
 
+        # --auto-only: the key and grade memory, no judge asked, the two still pending
+        code, out, err = run_cli(
+            capsys, "grade", "demo", "--auto-only", "--judge", judge.base_url, "judge-a",
+            "--judge", judge.base_url, "judge-b",
+        )  # fmt: skip
+        assert code == 0, err
+        assert "pending 2 (2 distinct answers)" in out and judge.served() == 0
+        assert "wait for an adjudicator" in err
+
         code, out, err = run_cli(
             capsys,
             *("grade", "demo", "--judge", judge.base_url, "judge-a"),
@@ -205,6 +214,16 @@ def test_run_model_with_judges_grades_its_answers_as_they_arrive(
         ).all()
         assert sorted(sources) == [("judge", 0), ("judge", 1), ("key", 1)]
         assert fresh.exec(select(ModelRun)).one().cohort == "frontier"
+    # the cohort is a label: resuming the run with another one relabels it, asks nothing
+    with OpenAIStub() as stub:
+        code, out, err = run_cli(
+            capsys, "run-model", "study", "--endpoint", stub.base_url, "--model", "stub-vlm",
+            "--quiet", "--cohort", "  open   weight ",
+        )  # fmt: skip
+        assert code == 0, err
+        assert stub.served() == 0
+    with Session(session.get_bind()) as fresh:
+        assert fresh.exec(select(ModelRun)).one().cohort == "open weight"
 
 
 def test_run_model_judge_options_are_checked(
