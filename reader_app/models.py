@@ -198,6 +198,9 @@ class ModelRun(SQLModel, table=True):
     sessions: int = Field(
         default=0, sa_column=Column(Integer, nullable=False, default=0, server_default="0")
     )
+    # free text for comparing families of models: frontier, open-weight, medical, ...
+    # (RadLE's access/domain on import); the leaderboard filters and pools by it
+    cohort: str | None = Field(default=None, max_length=64)
 
     __table_args__ = (UniqueConstraint("study_id", "name", name="uq_run_name"),)
 

@@ -13,7 +13,13 @@ from scoring.bootstrap import (
     responder_counts,
     two_way_pool_counts,
 )
-from scoring.categories import CATEGORY_NAMES, N_CATEGORIES, STATUSES, category_points
+from scoring.categories import (
+    CATEGORY_NAMES,
+    N_CATEGORIES,
+    STATUSES,
+    WEIGHTS,
+    category_points,
+)
 from scoring.frame import TIDY_COLUMNS, FrameError, UngradedRowsError, validate_frame
 from scoring.grounding import GROUNDING_METRICS, grounded_cases_of, grounding_report
 from scoring.params import (
@@ -72,6 +78,7 @@ __all__ = [
     "STATUSES",
     "TIDY_COLUMNS",
     "TIERS",
+    "WEIGHTS",
     "BoolArray",
     "Box",
     "FrameError",

@@ -42,9 +42,28 @@ CATEGORY_NAMES: Final = (
 )
 
 
-def category_points(idk_score: float) -> FloatArray:
+# The point weight of an answer at Likert L (scoring parameter ``weight``):
+# ``L+1`` is SCORING.md section 2; ``L`` is the weight of RadLE's published
+# long-master ``weighted_score`` column (a correct L4 is 4.0, a wrong L3 -3.0).
+WEIGHTS: Final = ("L+1", "L")
+
+
+def level_weights(weight: str = "L+1") -> FloatArray:
+    """The points of a correct answer at each Likert level 0..4 under ``weight``."""
+    if weight not in WEIGHTS:
+        raise ValueError(f"weight must be one of {WEIGHTS}, got {weight!r}")
+    out: FloatArray = LEVELS.astype(np.float64) + (1.0 if weight == "L+1" else 0.0)
+    return out
+
+
+def max_points(weight: str = "L+1") -> float:
+    """The most points one case can give (a correct L4): the 5 of 5N in SCORING.md."""
+    return float(level_weights(weight)[-1])
+
+
+def category_points(idk_score: float, weight: str = "L+1") -> FloatArray:
     """Points s of SCORING.md section 2 for each category, as a lookup table."""
-    weights = LEVELS + 1.0
+    weights = level_weights(weight)
     table = np.zeros(N_CATEGORIES)
     table[CORRECT] = weights
     table[WRONG] = -weights

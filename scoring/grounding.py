@@ -112,8 +112,12 @@ def grounding_report(
     pool_both = _pool_vectors(both[members], correct[members], has_row)[0]
     g = grounded.astype(np.float64)
     n_g = float(g.sum())
+    # an empty pool has no figures (n/a), like its RadLE metrics: not 0 hits of N_g
+    pool_n = 1.0 if members.any() else 0.0
     resp = grounding_from_sums(counted @ g, both @ g, correct @ g, np.full(len(counted), n_g))
-    pool = grounding_from_sums(pool_hit @ g, pool_both @ g, pool_correct @ g, np.array(n_g))
+    pool = grounding_from_sums(
+        pool_hit @ g, pool_both @ g, pool_correct @ g, np.array(n_g * pool_n)
+    )
     rows = [
         {
             "responder": matrix.responders[i],
@@ -142,7 +146,10 @@ def grounding_report(
             weights.sum(axis=1, keepdims=True),
         )
         boot_pool = grounding_from_sums(
-            weights @ pool_hit, weights @ pool_both, weights @ pool_correct, weights.sum(axis=1)
+            weights @ pool_hit,
+            weights @ pool_both,
+            weights @ pool_correct,
+            weights.sum(axis=1) * pool_n,
         )
         _add_inference(matrix, rows, pooled, boot, boot_pool, bool(members.any()))
         models = [i for i, k in enumerate(matrix.kinds) if k == "model"]

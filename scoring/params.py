@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
+from scoring.categories import WEIGHTS
 from scoring.variants import (
     HANDOVER_VARIANTS,
     SAFETY_VARIANTS,
@@ -24,6 +25,7 @@ __all__ = [
     "H_AGGREGATES",
     "SAFETY_VARIANTS",
     "SCORING_SPEC_VERSION",
+    "WEIGHTS",
     "ScoringParams",
     "VariantFn",
     "register_handover_variant",
@@ -48,6 +50,9 @@ class ScoringParams:
     bootstrap_mode: str = "case"
     s_variant: str = "1.0"
     h_variant: str = "1.0"
+    # points of an answer at Likert L: "L+1" (SCORING.md section 2) or "L" (RadLE's
+    # long-master weighted_score); C and S divide by the most one case gives (5 or 4)
+    weight: str = "L+1"
 
     def __post_init__(self) -> None:
         # |idk_score| <= 5 keeps RadLE-C inside 0..2000, as the spec states it.
@@ -67,6 +72,8 @@ class ScoringParams:
             raise ValueError(f"unknown RadLE-S variant {self.s_variant!r}")
         if self.h_variant not in HANDOVER_VARIANTS:
             raise ValueError(f"unknown RadLE-H variant {self.h_variant!r}")
+        if self.weight not in WEIGHTS:
+            raise ValueError(f"weight must be one of {WEIGHTS}, got {self.weight!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for reports, with the spec version that defines the formulas."""

@@ -40,9 +40,10 @@ def row_categories(frame: pd.DataFrame) -> IntArray:
     return codes.astype(np.int8)
 
 
-def row_points(frame: pd.DataFrame, idk_score: float = 0.0) -> FloatArray:
-    """Points s of each row: +(L+1) correct, -(L+1) wrong, idk_score, else 0."""
-    out: FloatArray = category_points(idk_score)[row_categories(frame)]
+def row_points(frame: pd.DataFrame, idk_score: float = 0.0, weight: str = "L+1") -> FloatArray:
+    """Points s of each row: +(L+1) correct, -(L+1) wrong, idk_score, else 0
+    (with ``weight`` ``L``: +L and -L, RadLE's ``weighted_score``)."""
+    out: FloatArray = category_points(idk_score, weight)[row_categories(frame)]
     return out
 
 
@@ -64,9 +65,9 @@ class ResponseMatrix:
         """Count vector of each responder, shape (responders, 14)."""
         return count_vectors(self.categories)
 
-    def points(self, idk_score: float = 0.0) -> FloatArray:
+    def points(self, idk_score: float = 0.0, weight: str = "L+1") -> FloatArray:
         """Points of each responder on each case, shape (responders, cases)."""
-        out: FloatArray = category_points(idk_score)[self.categories]
+        out: FloatArray = category_points(idk_score, weight)[self.categories]
         return out
 
     def completion(self) -> FloatArray:

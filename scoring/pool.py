@@ -34,9 +34,9 @@ class Pool:
         out: FloatArray = self.contributions.sum(axis=0)
         return out
 
-    def case_points(self, idk_score: float = 0.0) -> FloatArray:
+    def case_points(self, idk_score: float = 0.0, weight: str = "L+1") -> FloatArray:
         """s_i, the mean of the included readers' points on each case (0 if none)."""
-        out: FloatArray = self.contributions @ category_points(idk_score)
+        out: FloatArray = self.contributions @ category_points(idk_score, weight)
         return out
 
 

@@ -11,19 +11,23 @@ from typing import Final
 
 import numpy as np
 
-from scoring.categories import CORRECT, WRONG, FloatArray, category_points
+from scoring.categories import CORRECT, WRONG, FloatArray, category_points, max_points
 from scoring.params import HANDOVER_VARIANTS, SAFETY_VARIANTS, ScoringParams
 from scoring.variants import handover_parts
 
 Z_95: Final = 1.959963984540054  # standard normal 97.5% quantile
 
 
-def radle_c(counts: FloatArray, idk_score: float = 0.0) -> FloatArray:
-    """Confidence Weighted Index, 0..2000: 1000 * (1 + sum(s) / (5N))."""
+def radle_c(counts: FloatArray, idk_score: float = 0.0, weight: str = "L+1") -> FloatArray:
+    """Confidence Weighted Index, 0..2000: 1000 * (1 + sum(s) / (5N)).
+
+    With ``weight`` ``L`` the points are L and the 5 becomes 4, the most one
+    case gives, so all correct at L4 still scores 2000 and all wrong at L4 0.
+    """
     n = counts.sum(axis=-1)
-    total = counts @ category_points(idk_score)
+    total = counts @ category_points(idk_score, weight)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out: FloatArray = 1000.0 * (1.0 + total / (5.0 * n))
+        out: FloatArray = 1000.0 * (1.0 + total / (max_points(weight) * n))
     return out
 
 
@@ -80,7 +84,7 @@ def radle_metrics(counts: FloatArray, params: ScoringParams) -> dict[str, FloatA
     a_low, a_high = wilson_interval(counts[..., CORRECT].sum(axis=-1), n)
     _, coverage, deferral, _ = handover_parts(counts, params.tau_high)
     return {
-        "radle_c": radle_c(counts, params.idk_score),
+        "radle_c": radle_c(counts, params.idk_score, params.weight),
         "radle_a": radle_a(counts),
         "radle_a_wilson_low": a_low,
         "radle_a_wilson_high": a_high,

@@ -9,12 +9,13 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from scoring.score import POOL_NAME
+from scoring.score import COHORT_POOL_NAME, POOL_NAME
 
 TABLE_COLUMNS: Final = (
     ("responder", "responder"),
     ("kind", "kind"),
     ("group", "group"),
+    ("cohort", "cohort"),
     ("n_cases", "N"),
     ("radle_c", "RadLE-C"),
     ("radle_a", "A"),
@@ -23,13 +24,13 @@ TABLE_COLUMNS: Final = (
     ("radle_h", "H"),
     ("idk_rate", "IDK"),
 )
-_NESTED: Final = ("by_group", "readers", "excluded_readers")
+_NESTED: Final = ("by_group", "readers", "runs", "excluded_readers")
 GROUNDING_TABLE_COLUMNS: Final = (
     ("grounding_rate", "G"),
     ("grounded_accuracy", "GA"),
     ("ungrounded_correct_share", "U"),
 )
-_WHO: Final = ("responder", "kind", "group")
+_WHO: Final = ("responder", "kind", "group", "cohort")
 _GROUNDING_KEYS: Final = tuple(k for k, _ in GROUNDING_TABLE_COLUMNS)
 
 
@@ -52,17 +53,20 @@ def report_json(report: dict[str, Any], indent: int | None = 2) -> str:
 
 
 def report_frame(report: dict[str, Any]) -> pd.DataFrame:
-    """One row per responder, then the overall pool and one row per group pool.
+    """One row per responder, then the overall pool, one row per group pool and one
+    per cohort pool.
 
     Pool rows have responder ``human_pool`` and kind ``pool``; the overall
-    pool has an empty group. Every row carries the parameters as columns.
+    pool has an empty group. Cohort pools have responder ``cohort_pool``, kind
+    ``cohort`` and their cohort. Every row carries the parameters as columns.
     """
     rows = _rows_with_grounding(report)
     flat = []
     for row in rows:
         out = {k: v for k, v in row.items() if k not in _NESTED}
-        if "readers" in row:
-            out["readers"] = "|".join(row["readers"])
+        for nested in ("readers", "runs"):
+            if nested in row:
+                out[nested] = "|".join(row[nested])
         flat.append(out)
     frame = pd.DataFrame(flat)
     for key, value in report["params"].items():
@@ -107,7 +111,7 @@ def _rows_with_grounding(report: dict[str, Any]) -> list[dict[str, Any]]:
     ``scoring.grounding.grounding_report``), each responder and the overall pool
     carry its figures too (group pools have none)."""
     pool = report["human_pool"]
-    rows = [*report["responders"], pool, *pool.get("by_group", [])]
+    rows = [*report["responders"], pool, *pool.get("by_group", []), *report.get("cohort_pools", [])]
     grounding = report.get("grounding")
     if not grounding:
         return rows
@@ -115,7 +119,7 @@ def _rows_with_grounding(report: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for row in rows:
         found = grounding["human_pool"] if row is pool else extra.get(row["responder"])
-        if row["kind"] == "pool" and row is not pool:
+        if row["kind"] in ("pool", "cohort") and row is not pool:
             found = None
         more = {k: v for k, v in (found or {}).items() if k not in (*_WHO, "n_readers")}
         out.append({**row, **more})
@@ -126,8 +130,10 @@ def _cell(row: dict[str, Any], key: str) -> str:
     value = row.get(key)
     if key == "responder" and value == POOL_NAME and row.get("group"):
         return f"{POOL_NAME}[{row['group']}]"
+    if key == "responder" and value == COHORT_POOL_NAME and row.get("cohort"):
+        return f"{COHORT_POOL_NAME}[{row['cohort']}]"
     if value is None:
-        return "" if key == "group" else "n/a"
+        return "" if key in ("group", "cohort") else "n/a"
     if isinstance(value, float):
         if math.isnan(value):
             return "n/a"

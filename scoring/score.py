@@ -15,11 +15,11 @@ import pandas as pd
 from scoring.agreement import fleiss_kappa, outcome_table
 from scoring.bootstrap import bootstrap_counts, percentile_ci
 from scoring.categories import FloatArray
-from scoring.frame import validate_frame
+from scoring.frame import FrameError, validate_frame
 from scoring.params import ScoringParams
 from scoring.permutation import sign_flip_test
 from scoring.points import ResponseMatrix, build_matrix
-from scoring.pool import Pool, build_pools, pool_members
+from scoring.pool import Pool, build_pools, case_contributions, pool_members
 from scoring.radle import radle_metrics
 from scoring.secondary import secondary_metrics
 
@@ -40,6 +40,7 @@ CI_METRICS: Final = (
     "aurc",
 )
 POOL_NAME: Final = "human_pool"
+COHORT_POOL_NAME: Final = "cohort_pool"
 
 
 def metrics_from_counts(counts: FloatArray, params: ScoringParams) -> dict[str, FloatArray]:
@@ -85,8 +86,12 @@ def score_responses(
     sign-flip permutation p-value (``perm_p_vs_pool``).
     """
     params = params or ScoringParams()
-    matrix = build_matrix(validate_frame(data), case_ids)
+    raw = data if isinstance(data, pd.DataFrame) else pd.DataFrame(list(data))
+    matrix = build_matrix(validate_frame(raw), case_ids)
+    cohorts = responder_cohorts(raw, matrix.responders)
     pools = build_pools(matrix, params)
+    n_human_pools = len(pools)
+    pools += cohort_pools(matrix, cohorts)
     members = pool_members(matrix, params.min_completion)
     completion = matrix.completion()
     resp = _rows(metrics_from_counts(matrix.counts(), params), len(matrix.responders))
@@ -96,19 +101,32 @@ def score_responses(
             responder=matrix.responders[i],
             kind=matrix.kinds[i],
             group=matrix.groups[i],
+            cohort=cohorts[i],
             n_cases=matrix.n_cases,
             completion=float(completion[i]),
             in_pool=bool(members[i]),
         )
-    for pool, row in zip(pools, pooled, strict=True):
-        row.update(
-            responder=POOL_NAME,
-            kind="pool",
-            group=pool.group,
-            n_cases=matrix.n_cases,
-            n_readers=len(pool.readers),
-            readers=list(pool.readers),
-        )
+    for k, (pool, row) in enumerate(zip(pools, pooled, strict=True)):
+        if k < n_human_pools:
+            row.update(
+                responder=POOL_NAME,
+                kind="pool",
+                group=pool.group,
+                cohort=None,
+                n_cases=matrix.n_cases,
+                n_readers=len(pool.readers),
+                readers=list(pool.readers),
+            )
+        else:  # the model runs of one cohort, pooled as the readers are
+            row.update(
+                responder=COHORT_POOL_NAME,
+                kind="cohort",
+                group=None,
+                cohort=pool.group,
+                n_cases=matrix.n_cases,
+                n_runs=len(pool.readers),
+                runs=list(pool.readers),
+            )
     if params.n_boot > 0 and matrix.n_cases > 0:
         _add_inference(matrix, pools, params, resp, pooled)
     overall = pooled[0]
@@ -118,12 +136,52 @@ def score_responses(
         if k == "human" and not m
     ]
     overall["fleiss_kappa"] = fleiss_kappa(outcome_table(matrix.categories[pools[0].reader_index]))
-    overall["by_group"] = pooled[1:]
-    return {
+    overall["by_group"] = pooled[1:n_human_pools]
+    report: dict[str, Any] = {
         "responders": [_ordered(r) for r in resp],
         "human_pool": _ordered(overall),
         "params": params.to_dict(),
     }
+    if len(pools) > n_human_pools:  # only when some model run has a cohort
+        report["cohort_pools"] = [_ordered(r) for r in pooled[n_human_pools:]]
+    return report
+
+
+def responder_cohorts(raw: pd.DataFrame, responders: Sequence[str]) -> list[str | None]:
+    """Each responder's cohort from an optional ``cohort`` column (e.g. frontier,
+    open-weight, medical), None where blank; one cohort per responder."""
+    if "cohort" not in raw.columns or len(raw) == 0:
+        return [None] * len(responders)
+    who = raw["responder"].astype(str).str.strip()
+    given = raw["cohort"].where(raw["cohort"].notna(), "").astype(str).str.strip()
+    found: dict[str, set[str]] = {}
+    for name, cohort in zip(who, given, strict=True):
+        if cohort and cohort.lower() != "nan":
+            found.setdefault(name, set()).add(cohort)
+    mixed = sorted(name for name, values in found.items() if len(values) > 1)
+    if mixed:
+        raise FrameError(f"responder(s) with more than one cohort: {mixed[:20]}")
+    return [next(iter(found[r])) if r in found else None for r in responders]
+
+
+def cohort_pools(matrix: ResponseMatrix, cohorts: Sequence[str | None]) -> list[Pool]:
+    """One pool per cohort of model runs (sorted by name): on each case the cohort's
+    runs with a row share weight 1, as the readers do in the human pool."""
+    names = sorted({c for c, k in zip(cohorts, matrix.kinds, strict=True) if c and k == "model"})
+    out = []
+    for name in names:
+        index = np.flatnonzero(
+            [c == name and k == "model" for c, k in zip(cohorts, matrix.kinds, strict=True)]
+        )
+        out.append(
+            Pool(
+                group=name,
+                readers=tuple(matrix.responders[i] for i in index),
+                reader_index=index,
+                contributions=case_contributions(matrix.categories[index]),
+            )
+        )
+    return out
 
 
 def _rows(metrics: dict[str, FloatArray], n: int) -> list[dict[str, Any]]:
@@ -132,7 +190,7 @@ def _rows(metrics: dict[str, FloatArray], n: int) -> list[dict[str, Any]]:
 
 def _ordered(row: dict[str, Any]) -> dict[str, Any]:
     """Identity columns first, then metrics in a stable order."""
-    head = ["responder", "kind", "group", "n_cases"]
+    head = ["responder", "kind", "group", "cohort", "n_cases"]
     return {
         **{k: row[k] for k in head if k in row},
         **{k: v for k, v in row.items() if k not in head},
@@ -166,8 +224,8 @@ def _add_inference(
             resp[i][f"{name}_diff_vs_pool_ci_low"] = float(low[j])
             resp[i][f"{name}_diff_vs_pool_ci_high"] = float(high[j])
     if models:
-        pool_points = pools[0].case_points(params.idk_score)
-        diffs = (matrix.points(params.idk_score)[models] - pool_points).T
+        pool_points = pools[0].case_points(params.idk_score, params.weight)
+        diffs = (matrix.points(params.idk_score, params.weight)[models] - pool_points).T
         p = (
             sign_flip_test(diffs, params.n_boot, params.seed)
             if has_pool

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scoring.categories import CORRECT, LEVELS, WRONG, FloatArray, high_counts
+from scoring.categories import CORRECT, WRONG, FloatArray, high_counts, level_weights
 
 if TYPE_CHECKING:
     from scoring.params import ScoringParams
@@ -38,11 +38,15 @@ def handover_parts(counts: FloatArray, tau_high: int) -> tuple[FloatArray, ...]:
 
 
 def safety_v1(counts: FloatArray, params: ScoringParams) -> FloatArray:
-    """RadLE-S 1.0: 100 * (1 - E / (5N)), E = sum over wrong rows of (L + 1)."""
+    """RadLE-S 1.0: 100 * (1 - E / (5N)), E = sum over wrong rows of (L + 1).
+
+    Under ``params.weight`` ``L``: E sums L, over 4N (the penalty half of C again).
+    """
     n = counts.sum(axis=-1)
-    penalty = (counts[..., WRONG] * (LEVELS + 1.0)).sum(axis=-1)
+    weights = level_weights(params.weight)
+    penalty = (counts[..., WRONG] * weights).sum(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out: FloatArray = 100.0 * (1.0 - penalty / (5.0 * n))
+        out: FloatArray = 100.0 * (1.0 - penalty / (float(weights[-1]) * n))
     return out
 
 

@@ -1,7 +1,8 @@
 """What an analysis starts from: the study's tidy frame, its scored case set, a fingerprint.
 
 The frame carries the grounding columns (where each response points and
-whether that is a hit, reader_app.grounding_hits); ``grounded_case_ids`` are
+whether that is a hit, reader_app.grounding_hits) and ``cohort`` (a model
+run's cohort, which scoring pools); ``grounded_case_ids`` are
 the scored cases with a reference region, the N_g of SCORING.md section 8.
 
 The scored case set is every non-practice case of the study, sorted by case
@@ -78,6 +79,25 @@ def fingerprint(
     return digest.hexdigest()[:24]
 
 
+def run_cohorts(*, session: Session, study_id: int) -> dict[str, str | None]:
+    """Each model run's cohort by run name (None when it has none)."""
+    runs = session.exec(select(ModelRun).where(ModelRun.study_id == study_id)).all()
+    return {r.name: r.cohort for r in runs}
+
+
+def with_cohort(frame: pd.DataFrame, cohorts: dict[str, str | None], who: str) -> pd.DataFrame:
+    """``cohort`` after the data columns: the run's cohort on a model row, else empty."""
+    out = frame.copy()
+    names = out[who] if who in out.columns else pd.Series([], dtype=object)
+    kinds = out["kind"] if "kind" in out.columns else pd.Series(["model"] * len(out))
+    out["cohort"] = pd.Series(
+        [cohorts.get(n) if k == "model" else None for n, k in zip(names, kinds, strict=True)],
+        index=out.index,
+        dtype=object,
+    )
+    return out
+
+
 def scored_case_ids(*, session: Session, study_id: int) -> tuple[str, ...]:
     """Non-practice diagnosis cases (report-mode cases are scored by the rubric)."""
     reports = report_case_ids(session=session, study_id=study_id)
@@ -92,7 +112,11 @@ def scored_case_ids(*, session: Session, study_id: int) -> tuple[str, ...]:
 def study_data(*, session: Session, study: Study) -> StudyData:
     """The tidy frame and case set of a study (no role check: the CLI's entry)."""
     assert study.id is not None
-    frame = tidy_responses(session=session, study_id=study.id, with_grounding=True)
+    frame = with_cohort(
+        tidy_responses(session=session, study_id=study.id, with_grounding=True),
+        run_cohorts(session=session, study_id=study.id),
+        "responder",
+    )
     cases = scored_case_ids(session=session, study_id=study.id)
     scored = set(cases)
     grounded = tuple(
@@ -142,7 +166,8 @@ def check_scorable(data: StudyData, case_ids: tuple[str, ...] | None = None) -> 
     if not waiting.empty:
         raise NotScorable(
             f"{len(waiting)} answer(s) on {waiting['case_id'].nunique()} case(s) are not graded "
-            "yet; scoring never guesses a verdict. Grade them first, or score only the "
+            "yet; scoring never guesses a verdict. Grade them first (the Adjudication page, or "
+            f"`readerstudy grade {data.slug}` with a judge pair), or score only the "
             f"{len(data.graded_cases())} fully graded case(s)."
         )
     return cases

@@ -13,6 +13,12 @@ and U) follow it, then the viewer columns of ``results.INTERACTION_COLUMNS``
 (slices visited, windows used, zoom, fullscreen time), before the provenance.
 Parquet files carry the same figures in their key-value metadata too (key
 ``readerstudy``), with the study, what was exported and when.
+
+The responses and MRMC exports end their data columns with ``cohort``: a model
+run's cohort (``ModelRun.cohort``), empty for readers. The ``key`` export is
+the answer-key CSV of DESIGN.md section 4 (``case_id,diagnosis,synonyms``),
+exactly what ``readerstudy grade --key`` and the key upload read, so it has no
+provenance columns (they would be read as part of the key).
 """
 
 from __future__ import annotations
@@ -26,18 +32,19 @@ import pandas as pd
 import pyarrow as pa
 from sqlmodel import Session, col, select
 
-from reader_app.analysis.data import study_data
+from reader_app.analysis.data import run_cohorts, study_data, with_cohort
 from reader_app.analysis.mrmc import mrmc_frame
 from reader_app.analysis.report_scores import report_export, rubric_mrmc_rows
 from reader_app.analysis.timing import timing_frame, with_timing
 from reader_app.csv_safe import spreadsheet_csv
 from reader_app.errors import ReaderStudyError
+from reader_app.grading.key import KEY_COLUMNS, study_key, write_key_csv
 from reader_app.grading.rubric_grades import rubric_frame
 from reader_app.models import AuditEvent, Study, utcnow
 from reader_app.results import tidy_responses
 from scoring import ScoringParams
 
-WHAT: Final = ("responses", "audit", "mrmc", "reports")
+WHAT: Final = ("responses", "audit", "mrmc", "reports", "key")
 FORMATS: Final = ("csv", "parquet")
 AUDIT_COLUMNS: Final = ("id", "at", "actor", "action", "detail")
 METADATA_KEY: Final = b"readerstudy"
@@ -80,12 +87,24 @@ def audit_frame(*, session: Session, study_id: int) -> pd.DataFrame:
     )
 
 
+def key_frame(*, session: Session, study_id: int) -> pd.DataFrame:
+    """The study's answer key, one row per case with a key, in import order."""
+    entries = study_key(session=session, study_id=study_id)
+    return pd.DataFrame(
+        [[e.case_id, e.diagnosis, e.synonyms_text] for _, e in sorted(entries.items())],
+        columns=list(KEY_COLUMNS),
+    )
+
+
 def export_frame(
     what: str, *, session: Session, study: Study, params: ScoringParams | None = None
 ) -> pd.DataFrame:
-    """The rows of one export, provenance columns included."""
+    """The rows of one export, provenance columns included (not in the key's)."""
     params = params or ScoringParams()
     assert study.id is not None
+    if what == "key":
+        return key_frame(session=session, study_id=study.id)
+    cohorts = run_cohorts(session=session, study_id=study.id)
     if what == "responses":
         # the tidy frame, where each answer points, what each reader did in the viewer,
         # then reading times
@@ -95,6 +114,7 @@ def export_frame(
             ),
             timing_frame(session=session, study_id=study.id),
         )
+        frame = with_cohort(frame, cohorts, "responder")
     elif what == "audit":
         frame = audit_frame(session=session, study_id=study.id)
     elif what == "mrmc":
@@ -106,6 +126,7 @@ def export_frame(
         if len(rubric):
             parts = [f for f in (frame, rubric_mrmc_rows(rubric)) if len(f)]
             frame = pd.concat(parts, ignore_index=True)
+        frame = with_cohort(frame, cohorts, "reader")
     elif what == "reports":
         frame = report_export(rubric_frame(session=session, study_id=study.id))
     else:
@@ -165,6 +186,12 @@ def export_bytes(
     raw: bool = False,
 ) -> bytes:
     params = params or ScoringParams()
+    if what == "key" and fmt == "csv":  # the key file's one writer (grading.key)
+        assert study.id is not None
+        out = io.StringIO(newline="")
+        entries = study_key(session=session, study_id=study.id)
+        write_key_csv([e for _, e in sorted(entries.items())], out, raw=raw)
+        return out.getvalue().encode("utf-8")
     frame = export_frame(what, session=session, study=study, params=params)
     return to_bytes(frame, fmt, export_metadata(what, study, params), raw=raw)
 

@@ -10,6 +10,12 @@ runs on the same frame, cases and parameters (so on the same bootstrap
 resamples) and every arm gains G, GA and U with their CIs (SCORING.md section
 8); the report dict carries it as ``report["grounding"]``, as the score JSON
 does. Group pools have no grounding figures (n/a).
+
+Model runs with a cohort (``ModelRun.cohort``: frontier, open-weight, medical,
+RadLE's access/domain) carry it, and each cohort gets a pooled row beside the
+human pool (``cohort_table``; the score JSON's ``cohort_pools``). ``arms``
+filters by cohort; the charts, which take ``arms()`` without cohort pools, are
+unchanged.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ LABELS: Final = {
 }
 SHORT: Final = {"radle_c": "C", "radle_a": "A", "radle_r": "R", "radle_s": "S", "radle_h": "H"}
 DIGITS: Final = {"radle_c": 1, "radle_a": 3, "radle_r": 3, "radle_s": 1, "radle_h": 1}
-ARMS: Final = ("pool", "group pool", "model", "reader")
+ARMS: Final = ("pool", "group pool", "cohort pool", "model", "reader")
 POOL_LABEL: Final = "Human pool"
 GROUNDING_LABELS: Final = {
     "grounding_rate": "G (grounding rate)",
@@ -62,6 +68,14 @@ class Leaderboard:
     case_ids: tuple[str, ...]
     notes: list[str] = field(default_factory=list)
     grounded_case_ids: tuple[str, ...] = ()  # the scored cases with a reference region
+    # one row per cohort of model runs, pooled (table's columns); empty without cohorts
+    cohort_table: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    @property
+    def cohorts(self) -> tuple[str, ...]:
+        """The model runs' cohorts, sorted (none: no run has one)."""
+        found = {r.get("cohort") for r in self.report["responders"] if r["kind"] == "model"}
+        return tuple(sorted(c for c in found if c))
 
     @property
     def has_grounding(self) -> bool:
@@ -77,10 +91,22 @@ class Leaderboard:
         """The pooled human RadLE-C (NaN when no reader is in the pool)."""
         return float(self.report["human_pool"].get("radle_c", math.nan))
 
-    def arms(self, *, readers: bool = True) -> pd.DataFrame:
+    def arms(
+        self, *, readers: bool = True, cohort: str | None = None, cohort_pools: bool = False
+    ) -> pd.DataFrame:
         """The table's rows (without readers if asked); the grounding columns only when
-        grounding was scored, so a study without regions exports none."""
-        shown = self.table if readers else self.table[self.table["arm"] != "reader"]
+        grounding was scored, so a study without regions exports none. With
+        ``cohort_pools`` the cohort pools follow the human pools; with ``cohort`` only
+        that cohort's runs (and pool) are shown beside the human pools and readers."""
+        shown = self.table
+        if cohort_pools and len(self.cohort_table):
+            pools = shown["arm"].isin(("pool", "group pool"))
+            shown = pd.concat([shown[pools], self.cohort_table, shown[~pools]], ignore_index=True)
+        if not readers:
+            shown = shown[shown["arm"] != "reader"]
+        if cohort is not None:
+            keep = ~shown["arm"].isin(("model", "cohort pool")) | (shown["cohort"] == cohort)
+            shown = shown[keep]
         if self.has_grounding:
             return shown
         return shown.drop(columns=[c for c in shown.columns if c.startswith(GROUNDING_METRICS)])
@@ -131,6 +157,7 @@ def _pool_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
                 "name": pool_name(row.get("group")),
                 "responder": "human_pool",
                 "group": row.get("group"),
+                "cohort": None,
                 "n_cases": int(row["n_cases"]),
                 "n_readers": int(row["n_readers"]),
                 "completion": math.nan,
@@ -141,6 +168,29 @@ def _pool_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def cohort_name(cohort: str) -> str:
+    return f"Cohort: {cohort}"
+
+
+def _cohort_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The pooled model runs of each cohort (no grounding figures: n/a)."""
+    return [
+        {
+            "arm": "cohort pool",
+            "name": cohort_name(str(row["cohort"])),
+            "responder": "cohort_pool",
+            "group": None,
+            "cohort": row["cohort"],
+            "n_cases": int(row["n_cases"]),
+            "n_readers": int(row["n_runs"]),  # the pooled runs
+            "completion": math.nan,
+            "in_pool": False,
+            **_metric_cells(row),
+        }
+        for row in report.get("cohort_pools", [])
+    ]
+
+
 def _responder_rows(report: dict[str, Any], kind: str) -> list[dict[str, Any]]:
     arm = "model" if kind == "model" else "reader"
     rows = [
@@ -149,6 +199,7 @@ def _responder_rows(report: dict[str, Any], kind: str) -> list[dict[str, Any]]:
             "name": r["responder"],
             "responder": r["responder"],
             "group": r.get("group"),
+            "cohort": r.get("cohort"),
             "n_cases": int(r["n_cases"]),
             "n_readers": 1 if kind == "human" else 0,
             "completion": float(r["completion"]),
@@ -170,7 +221,11 @@ def _differences(report: dict[str, Any]) -> pd.DataFrame:
     for r in report["responders"]:
         if r["kind"] != "model" or "radle_c_diff_vs_pool" not in r:
             continue
-        row: dict[str, Any] = {"name": r["responder"], "group": r.get("group")}
+        row: dict[str, Any] = {
+            "name": r["responder"],
+            "group": r.get("group"),
+            "cohort": r.get("cohort"),
+        }
         for m in METRICS:
             row[f"{m}_diff"] = _num(r.get(f"{m}_diff_vs_pool"))
             row[f"{m}_diff_ci_low"] = _num(r.get(f"{m}_diff_vs_pool_ci_low"))
@@ -182,13 +237,14 @@ def _differences(report: dict[str, Any]) -> pd.DataFrame:
         row["grounding_rate_diff_ci_high"] = _num(g.get("grounding_rate_diff_vs_pool_ci_high"))
         row["grounding_perm_p"] = _num(g.get("grounding_rate_perm_p_vs_pool"))
         rows.append(row)
-    columns = ["name", "group"]
+    columns = ["name", "group", "cohort"]
     for m in METRICS:
         columns += [f"{m}_diff", f"{m}_diff_ci_low", f"{m}_diff_ci_high"]
     columns += ["perm_p", "grounding_rate_diff", "grounding_rate_diff_ci_low"]
     columns += ["grounding_rate_diff_ci_high", "grounding_perm_p"]
     out = pd.DataFrame(rows, columns=columns)
     out["group"] = pd.Series([r["group"] for r in rows], index=out.index, dtype=object)
+    out["cohort"] = pd.Series([r["cohort"] for r in rows], index=out.index, dtype=object)
     return out
 
 
@@ -250,11 +306,18 @@ def build_leaderboard(
         if row["name"] in seen:
             row["name"] = f"{row['name']} ({row['arm']})"
         seen.add(row["name"])
-    columns = ["arm", "name", "responder", "group", "n_cases", "n_readers", "completion"]
-    columns += ["in_pool", *(k for m in METRICS for k in (m, f"{m}_ci_low", f"{m}_ci_high"))]
+    columns = ["arm", "name", "responder", "group", "cohort", "n_cases", "n_readers"]
+    columns += ["completion", "in_pool"]
+    columns += [k for m in METRICS for k in (m, f"{m}_ci_low", f"{m}_ci_high")]
     columns += [k for m in GROUNDING_METRICS for k in (m, f"{m}_ci_low", f"{m}_ci_high")]
-    table = pd.DataFrame(rows, columns=columns)
-    table["group"] = pd.Series([r["group"] for r in rows], index=table.index, dtype=object)
+
+    def frame_of(rows: list[dict[str, Any]]) -> pd.DataFrame:
+        out = pd.DataFrame(rows, columns=columns)
+        for text in ("group", "cohort"):
+            out[text] = pd.Series([r[text] for r in rows], index=out.index, dtype=object)
+        return out
+
+    table = frame_of(rows)
     return Leaderboard(
         report=report,
         table=table,
@@ -263,6 +326,7 @@ def build_leaderboard(
         case_ids=cases,
         notes=_notes(report, params, len(cases)),
         grounded_case_ids=grounded if "grounding" in report else (),
+        cohort_table=frame_of(_cohort_rows(report)),
     )
 
 
@@ -287,18 +351,22 @@ def fmt(value: float, digits: int, low: float = math.nan, high: float = math.nan
     return text
 
 
-def display_table(board: Leaderboard, *, readers: bool = True) -> pd.DataFrame:
+def display_table(
+    board: Leaderboard, *, readers: bool = True, cohort: str | None = None
+) -> pd.DataFrame:
     """The leaderboard as text cells, ``value [95% CI]``, for a page or the report
-    (columns RadLE-C, A accuracy, R reliability, S safety, H handover readiness)."""
-    shown = board.arms(readers=readers)
+    (columns RadLE-C, A accuracy, R reliability, S safety, H handover readiness); the
+    cohort pools follow the human pools, and a ``cohort`` column appears with cohorts."""
+    shown = board.arms(readers=readers, cohort=cohort, cohort_pools=True)
     out = pd.DataFrame(
         {
             "arm": shown["arm"],
             "name": shown["name"],
             "group": shown["group"].fillna(""),
+            **({"cohort": shown["cohort"].fillna("")} if board.cohorts else {}),
             "N": shown["n_cases"],
             "readers": [
-                str(n) if a in ("pool", "group pool") else ""
+                str(n) if a in ("pool", "group pool", "cohort pool") else ""
                 for a, n in zip(shown["arm"], shown["n_readers"], strict=True)
             ],
             "completion": ["" if math.isnan(c) else f"{c:.0%}" for c in shown["completion"]],

@@ -7,7 +7,9 @@ the box has room for 30 rows. Rows are sorted by RadLE-C (best first, undefined
 values last) unless asked otherwise, and every arm carries its kind's colour
 (the same as in the charts) as a bar on its left edge. A study with reference
 regions adds G, GA and U (grounding, SCORING.md section 8) after H; group
-pools have none (n/a).
+pools have none (n/a). Model runs with a cohort show it under their name, each
+cohort's pooled runs follow the human pools, and ``cohort`` narrows the table
+to one cohort's runs beside the human arms.
 
 Every piece of text from users (reader codes, run names, groups) is escaped.
 No Streamlit here: the page passes the string to ``st.html``.
@@ -36,12 +38,14 @@ from scoring import GROUNDING_METRICS
 ARM_COLORS: Final = {  # the charts' families (reader_app/charts/palette.py), as on paper
     "pool": POOL,
     "group pool": GROUP_POOLS[0],
+    "cohort pool": "#ba3d03",
     "model": "#d95f02",
     "reader": "#2171b5",
 }
 ARM_LABEL: Final = {
     "pool": "human pool",
     "group pool": "group pool",
+    "cohort pool": "cohort pool",
     "model": "model run",
     "reader": "reader",
 }
@@ -58,12 +62,12 @@ ROW_PX: Final = 33
 # (tests/reader_app/analysis/test_leaderboard_contrast.py, and in Chromium).
 DARK: Final = {
     "bg": DARK_BACKGROUND, "fg": DARK_TEXT, "muted": DARK_MUTED, "head": "#1c212b",
-    "pool": "#1d3557", "group-pool": "#172338", "line": "#30363f",
+    "pool": "#1d3557", "group-pool": "#172338", "cohort-pool": "#2a1d14", "line": "#30363f",
     "edge-pool": POOL_DARK, "edge-group-pool": GROUP_POOLS_DARK[0],
 }  # fmt: skip
 LIGHT: Final = {
     "bg": "#ffffff", "fg": "#111111", "muted": "#555555", "head": "#eef0f3",
-    "pool": "#dce8f7", "group-pool": "#eef4fb", "line": "#cccccc",
+    "pool": "#dce8f7", "group-pool": "#eef4fb", "cohort-pool": "#fdf4ec", "line": "#cccccc",
     "edge-pool": POOL, "edge-group-pool": GROUP_POOLS[0],
 }  # fmt: skip
 
@@ -78,6 +82,7 @@ EDGES: Final = "\n".join(
     for k, edge in {
         "pool": "var(--lb-edge-pool)",
         "group pool": "var(--lb-edge-group-pool)",
+        "cohort pool": ARM_COLORS["cohort pool"],
         "model": ARM_COLORS["model"],
         "reader": ARM_COLORS["reader"],
     }.items()
@@ -103,6 +108,7 @@ CSS: Final = f"""
 .rs-lb td .tag {{ display: block; font-size: 11px; color: var(--lb-muted); }}
 .rs-lb tr.pool td {{ font-weight: 700; background: var(--lb-pool); }}
 .rs-lb tr.group-pool td {{ background: var(--lb-group-pool); }}
+.rs-lb tr.cohort-pool td {{ background: var(--lb-cohort-pool); }}
 .rs-lb td.rank {{ color: var(--lb-muted); width: 2em; }}
 {EDGES}
 </style>
@@ -113,10 +119,13 @@ def _sort_key(value: float) -> float:
     return math.inf if value is None or math.isnan(value) else -value
 
 
-def sorted_arms(board: Leaderboard, *, readers: bool = True, by: str = "radle_c") -> pd.DataFrame:
+def sorted_arms(
+    board: Leaderboard, *, readers: bool = True, by: str = "radle_c", cohort: str | None = None
+) -> pd.DataFrame:
     """The leaderboard's arms in display order: by a metric (best first, n/a last), by
-    kind (the leaderboard's own order) or by name."""
-    shown = board.arms(readers=readers).reset_index(drop=True)
+    kind (the leaderboard's own order) or by name; cohort pools included, and with
+    ``cohort`` only that cohort's runs."""
+    shown = board.arms(readers=readers, cohort=cohort, cohort_pools=True).reset_index(drop=True)
     if by == "arm":
         return shown
     if by == "name":
@@ -151,8 +160,13 @@ def _name_cell(row: pd.Series) -> str:
         parts.append(group)
     if row["arm"] == "model" and isinstance(group, str) and group:
         parts.append(group)
+    cohort = row.get("cohort")
+    if row["arm"] == "model" and isinstance(cohort, str) and cohort:
+        parts.append(cohort)
     if row["arm"] in ("pool", "group pool"):
         parts.append(f"{int(row['n_readers'])} reader(s)")
+    if row["arm"] == "cohort pool":
+        parts.append(f"{int(row['n_readers'])} run(s)")
     completion = row["completion"]
     if row["arm"] == "reader" and not math.isnan(completion) and completion < 1.0:
         parts.append(f"{completion:.0%} done")
@@ -160,9 +174,11 @@ def _name_cell(row: pd.Series) -> str:
     return f'<td class="txt">{escape(str(row["name"]))}<span class="tag">{tag}</span></td>'
 
 
-def leaderboard_html(board: Leaderboard, *, readers: bool = True, by: str = "radle_c") -> str:
+def leaderboard_html(
+    board: Leaderboard, *, readers: bool = True, by: str = "radle_c", cohort: str | None = None
+) -> str:
     """The table (with its style), ready for ``st.html`` or a static report."""
-    shown = sorted_arms(board, readers=readers, by=by)
+    shown = sorted_arms(board, readers=readers, by=by, cohort=cohort)
     metrics = [*METRICS, *(GROUNDING_METRICS if board.has_grounding else ())]
     titles = {**LABELS, **GROUNDING_LABELS}
     head = '<th class="rank">#</th><th class="txt">responder</th><th>N</th>'

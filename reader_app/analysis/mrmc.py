@@ -64,7 +64,7 @@ def mrmc_frame(frame: pd.DataFrame, params: ScoringParams | None = None) -> pd.D
             "group": tidy["group"],
             "status": tidy["status"],
             "likert": tidy["likert"].astype("Int64"),
-            "points": row_points(tidy, params.idk_score),
+            "points": row_points(tidy, params.idk_score, params.weight),
             "task": "diagnosis",
         }
     )

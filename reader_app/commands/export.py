@@ -1,10 +1,11 @@
-"""``readerstudy export STUDY --what responses|audit|mrmc --format csv|parquet``.
+"""``readerstudy export STUDY --what responses|audit|mrmc|key --format csv|parquet``.
 
 ``responses`` is the tidy frame of SCORING.md section 1, ``audit`` the
 study's audit log, ``mrmc`` the long format for iMRMC and MRMCaov
 (docs/analysis.md). Every export ends with ``param_*`` columns: the scoring
 parameters and spec version it was made under (Parquet also carries them as
-file metadata).
+file metadata). ``key`` is the answer-key CSV (``case_id,diagnosis,synonyms``)
+that ``readerstudy grade --key`` reads; it has no ``param_*`` columns.
 """
 
 from __future__ import annotations
@@ -21,9 +22,15 @@ from reader_app.commands.common import (
     require_study,
     settings_or_exit,
 )
-from scoring import FrameError, ScoringParams
+from scoring import FrameError, ScoringParams, UngradedRowsError
+from scoring.categories import WEIGHTS
 
 _DEFAULTS = ScoringParams()
+# what to do about answers without a verdict (score and export say it)
+GRADE_HINT = (
+    "Grade them in the study with `readerstudy grade {study}` (the key, grade memory and "
+    "the judges given with --judge or in study.toml; the rest goes to the adjudicators)"
+)
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,7 +48,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         choices=WHAT,
         default="responses",
         help="responses: the tidy frame; audit: the audit log; mrmc: reader/case/modality/"
-        "score/truth long format (default: responses)",
+        "score/truth long format; key: the answer key CSV (case_id,diagnosis,synonyms) "
+        "(default: responses)",
     )
     p.add_argument("--format", choices=FORMATS, default="csv", help="file format (default: csv)")
     p.add_argument(
@@ -58,6 +66,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "param_idk_score (default: 0)",
     )
     p.add_argument(
+        "--weight",
+        choices=WEIGHTS,
+        default=_DEFAULTS.weight,
+        help="points of an answer at Likert L in the mrmc points column: L+1 (SCORING.md) or "
+        "L (RadLE's weighted_score); recorded in param_weight (default: L+1)",
+    )
+    p.add_argument(
         "--raw",
         action="store_true",
         help="exact text in CSV cells, for scripts; by default a text cell starting with "
@@ -71,13 +86,15 @@ def run(args: argparse.Namespace) -> int:
         return fail("Parquet is binary: write it to a file with --output FILE")
     settings = settings_or_exit()
     try:
-        params = ScoringParams(idk_score=args.idk_score)
+        params = ScoringParams(idk_score=args.idk_score, weight=args.weight)
         with cli_session(settings) as session:
             study = require_study(session, args.study)
             data = export_bytes(
                 args.what, args.format, session=session, study=study, params=params, raw=args.raw
             )
     except (CommandError, ExportError, ValueError) as exc:
+        if isinstance(exc, UngradedRowsError):
+            return fail(f"cannot export {args.what}: {exc}. {GRADE_HINT.format(study=args.study)}")
         if isinstance(exc, FrameError):
             return fail(f"cannot export {args.what}: {exc}")
         return fail(str(exc))

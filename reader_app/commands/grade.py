@@ -1,15 +1,24 @@
-"""``readerstudy grade --key KEY.csv RESPONSES.csv``: add a ``verdict`` column.
+"""``readerstudy grade``: grade a study in place, or add a ``verdict`` column to a CSV.
 
-RESPONSES.csv is the tidy frame (``readerstudy export``). Every input column
-is written back unchanged, plus ``verdict``: ``correct``, ``incorrect`` or
-``pending`` for answered rows, empty for idk / failure / invalid rows (an
-existing ``verdict`` column is replaced). See docs/grading.md.
+Study mode, ``readerstudy grade STUDY [--judge URL MODEL ...] [--auto-only]``:
+the study's pending answers are graded into grade memory (audited), so the
+leaderboard and every export see the verdicts: the key (exact match after
+normalization), then the judge pair (``--judge`` twice, or the study's
+``[[grading.judges]]`` in study.toml) unless ``--auto-only``. What is left
+waits for the adjudicators.
 
-- ``--auto-only``: the key (exact match after normalization) and, with
-  ``--study``, the study's grade memory. No network, deterministic.
+File mode, ``readerstudy grade --key KEY.csv RESPONSES.csv``, for files from
+elsewhere: RESPONSES.csv is the tidy frame (``readerstudy export``). Every
+input column is written back unchanged, plus ``verdict``: ``correct``,
+``incorrect`` or ``pending`` for answered rows, empty for idk / failure /
+invalid rows (an existing ``verdict`` column is replaced). See docs/grading.md.
+
+- ``--auto-only``: the key and, with ``--study``, the study's grade memory.
+  No network, deterministic.
 - default: the same, then the LLM judge pair (``--judge URL MODEL`` twice, or
   the study's configured judges with ``--study``) for what is left. Judge
-  replies are cached in the configured database.
+  replies are cached in the configured database. The file mode never writes
+  verdicts into a study.
 """
 
 from __future__ import annotations
@@ -41,17 +50,31 @@ from reader_app.grading.diagnosis_judge import (
 )
 from reader_app.grading.file_grade import Panel, grade_rows, study_memory
 from reader_app.grading.key import AnswerKeyError, KeyEntry, parse_key_csv
+from reader_app.grading.study_grade import grade_study
+
+STUDY_ACTOR = "cli:grade"
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "grade",
-        help="add a verdict column (correct/incorrect/pending) to a responses CSV",
+        help="grade a study's pending answers in place (key, grade memory, judges), or add "
+        "a verdict column to a responses CSV (--key)",
         description=(__doc__ or "").replace("``", ""),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("responses", help="responses CSV: the tidy frame of `readerstudy export`")
-    p.add_argument("--key", required=True, help="answer key CSV: case_id,diagnosis,synonyms")
+    p.add_argument(
+        "responses",
+        metavar="STUDY | RESPONSES.csv",
+        help="a study slug (grades it in place), or with --key a responses CSV: the tidy "
+        "frame of `readerstudy export`",
+    )
+    p.add_argument(
+        "--key",
+        default=None,
+        help="file mode: answer key CSV (case_id,diagnosis,synonyms; `readerstudy export "
+        "STUDY --what key` writes a study's)",
+    )
     p.add_argument(
         "--auto-only",
         action="store_true",
@@ -65,7 +88,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     add_judge_options(
         p,
-        judge_help="an OpenAI-compatible judge (give two); overrides the study's judges",
+        judge_help="an OpenAI-compatible judge (give two or more); overrides the study's "
+        "[[grading.judges]]",
         timeout_s=30.0,
     )
     p.set_defaults(func=run)
@@ -118,11 +142,41 @@ def _read_inputs(args: argparse.Namespace) -> tuple[dict[str, KeyEntry], pd.Data
     return key, frame
 
 
+def run_study(args: argparse.Namespace) -> int:
+    """Study mode: grade the study's pending answers into grade memory."""
+    if args.output != "-" or args.study:
+        return fail("--output and --study belong to the file mode (grade --key KEY.csv FILE)")
+    if args.responses.lower().endswith(".csv") or Path(args.responses).is_file():
+        return fail(
+            f"{args.responses} is a file: grade it with --key KEY.csv (`readerstudy export "
+            "STUDY --what key` writes a study's key), or name a study to grade it in place"
+        )
+    try:
+        with cli_session(settings_or_exit()) as session:
+            study = require_study(session, args.responses)
+            judges: list[JudgeConfig] = []
+            if not args.auto_only:
+                judges = judge_configs(args) or list(grading_config(study).judges)
+            result = grade_study(session=session, study=study, judges=judges, actor=STUDY_ACTOR)
+    except (CommandError, GradingConfigError) as exc:
+        return fail(str(exc))
+    print(f"graded {study.slug}: {result.summary()}")
+    if result.grade.pending:
+        print(
+            "the pending answers wait for an adjudicator (Adjudication page; "
+            "`readerstudy invite STUDY CODE --role adjudicator`)",
+            file=sys.stderr,
+        )
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.judge is not None and len(args.judge) < 2:
+        return fail("--judge: give two judges (a verdict needs two that agree)")
+    if args.key is None:
+        return run_study(args)
     try:
         key, frame = _read_inputs(args)
-        if args.judge is not None and len(args.judge) < 2:
-            raise CommandError("--judge: give two judges (a verdict needs two that agree)")
         judges = judge_configs(args) or []
         answered = answered_mask(frame)
         case_ids = [c.strip() for c in frame["case_id"]]

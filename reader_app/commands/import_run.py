@@ -40,6 +40,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--name", help="run name, when the file has no responder/model column")
     p.add_argument("--model", help="model name to record (default: the file's or the run name)")
     p.add_argument("--group", help="group for analysis, e.g. the provider")
+    p.add_argument(
+        "--cohort",
+        help="the runs' cohort for the leaderboard, e.g. frontier, open-weight, medical "
+        "(JSONL/CSV; over a cohort column; a RadLE file gives access/domain)",
+    )
     p.add_argument("--prompt-version", help="the prompt the outputs answered, for the record")
     p.add_argument(
         "--include-excluded", action="store_true", help="radle: keep access == excluded rows"
@@ -83,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
                 include_excluded=args.include_excluded,
                 replace=args.replace,
                 verdict_conflicts=args.verdict_conflicts,
+                cohort=args.cohort,
             )
             graded = None
             if not args.no_autograde:

@@ -20,9 +20,12 @@ from reader_app.commands.common import (
     require_study,
     settings_or_exit,
 )
+from reader_app.commands.judge_options import add_judge_options, judge_configs
 from reader_app.commands.progress_bar import RunProgressBar
 from reader_app.exam.config import exam_config
+from reader_app.grading.config import GradingConfigError, grading_config
 from reader_app.llm import ChatClient, endpoint_host
+from reader_app.runs.arrival_grading import GradeOnArrival
 from reader_app.runs.autograde_hook import autograde_after_run
 from reader_app.runs.lease import DEFAULT_LEASE_S
 from reader_app.runs.prompt import DEFAULT_PROMPT, GROUNDED_PROMPT, default_prompt, load_prompt
@@ -63,6 +66,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--model", required=True, help="model name the endpoint expects")
     p.add_argument("--name", help="run name (default: the model name); same name = resume")
     p.add_argument("--group", help="group for analysis, e.g. the provider")
+    p.add_argument(
+        "--cohort",
+        help="the run's cohort for the leaderboard (free text, e.g. frontier, open-weight, "
+        "medical); a resumed run takes a new one",
+    )
     p.add_argument("--concurrency", type=int, default=4, help="requests in flight (default 4)")
     p.add_argument(
         "--prompt",
@@ -127,7 +135,21 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="ask again the cases that failed technically (timeouts, errors) in earlier sessions",
     )
-    p.add_argument("--no-autograde", action="store_true", help="do not grade after the run")
+    p.add_argument(
+        "--no-autograde", action="store_true", help="do not grade the answers (no key, no judges)"
+    )
+    add_judge_options(
+        p,
+        judge_help="an OpenAI-compatible judge (give two or more): the run's answers are "
+        "graded as they arrive, by the key, grade memory, then these judges; default: the "
+        "study's [[grading.judges]] in study.toml, if any",
+        timeout_s=30.0,
+    )
+    p.add_argument(
+        "--auto-only",
+        action="store_true",
+        help="grade by the key and grade memory only: no judges, not even the study's",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -152,6 +174,7 @@ def _spec(args: argparse.Namespace) -> RunSpec:
         report_prompt=args.report_prompt,
         images_per_request=args.images_per_request,
         no_images=args.no_images,
+        cohort=args.cohort,
     )
 
 
@@ -177,6 +200,10 @@ def summary_line(summary: RunSummary) -> str:
 
 def run(args: argparse.Namespace) -> int:
     settings = settings_or_exit()
+    if args.judge is not None and len(args.judge) < 2:
+        return fail("--judge: give two judges (a verdict needs two that agree)")
+    if args.judge is not None and (args.no_autograde or args.auto_only):
+        return fail("--judge grades the answers: leave out --no-autograde and --auto-only")
     try:
         spec = _spec(args)
         prompt = load_prompt(args.prompt) if args.prompt else None
@@ -196,6 +223,18 @@ def run(args: argparse.Namespace) -> int:
             assert study.id is not None
             if prompt is None:
                 prompt = load_prompt(default_prompt(grounding=exam_config(study).grounding))
+            judges = [] if args.auto_only else judge_configs(args) or grading_config(study).judges
+            progress = None if args.quiet else RunProgressBar()
+            grader = None
+            if judges and not args.no_autograde:
+                grader = GradeOnArrival(
+                    session=session,
+                    study=study,
+                    run_name=spec.name,
+                    judges=judges,
+                    actor="cli:run-model",
+                    then=progress,
+                )
             summary = run_model(
                 session=session,
                 study=study,
@@ -206,17 +245,19 @@ def run(args: argparse.Namespace) -> int:
                 host=endpoint_host(args.endpoint),
                 concurrency=args.concurrency,
                 retry_failures=args.retry_failures,
-                progress=None if args.quiet else RunProgressBar(),
+                progress=grader or progress,
                 lease_s=args.lease,
             )
             graded = None
+            if grader is not None:  # a last pass: answers a resumed run left pending
+                grader.grade()
             if not args.no_autograde:
                 graded = autograde_after_run(
                     session=session, study_id=study.id, actor="cli:run-model"
                 )
     except RunAborted as exc:
         return fail(f"run stopped: {exc} (check --endpoint, --model and ${args.api_key_env})")
-    except (CommandError, RunConflict, ValueError) as exc:
+    except (CommandError, RunConflict, GradingConfigError, ValueError) as exc:
         return fail(str(exc))
     except OSError as exc:  # e.g. an image missing from the asset store
         return fail(f"cannot read the study's images: {exc}")
@@ -225,5 +266,7 @@ def run(args: argparse.Namespace) -> int:
         return 130
     if graded:
         print(graded)
+    if grader is not None:
+        print(grader.summary())
     print(summary_line(summary))
     return 0

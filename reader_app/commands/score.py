@@ -16,8 +16,10 @@ from typing import Any
 
 from scoring import (
     H_AGGREGATES,
+    WEIGHTS,
     FrameError,
     ScoringParams,
+    UngradedRowsError,
     format_table,
     grounded_cases_of,
     grounding_report,
@@ -28,6 +30,13 @@ from scoring import (
 from scoring.io import read_radle_csv, read_responses_csv
 
 _DEFAULTS = ScoringParams()
+# the commands that grade what ``score`` refuses to guess
+UNGRADED_HINT = (
+    "Grade them in the study with `readerstudy grade STUDY` (the key, grade memory, the "
+    "judges) and export again (`readerstudy export STUDY --what responses --raw`); for a "
+    "file from elsewhere, `readerstudy grade --key KEY.csv RESPONSES.csv` adds a verdict "
+    "column (`readerstudy export STUDY --what key` writes a study's key)"
+)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -38,8 +47,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description=(
             "Score a responses CSV (the tidy frame of SCORING.md section 1: responder, kind, "
             "group, case_id, status, diagnosis, likert, correct; a `verdict` column with "
-            "correct/incorrect/pending may stand in for `correct`). Answered rows without a "
-            "verdict are an error: grade them first."
+            "correct/incorrect/pending may stand in for `correct`; an optional `cohort` column "
+            "gives each model run's cohort and a pooled row per cohort). Answered rows without "
+            "a verdict are an error: grade them first with `readerstudy grade STUDY`."
         ),
     )
     parser.add_argument("responses", metavar="RESPONSES.csv", help="responses CSV to score")
@@ -76,6 +86,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         type=float,
         default=_DEFAULTS.idk_score,
         help="points for an 'I don't know' (default: 0)",
+    )
+    parser.add_argument(
+        "--weight",
+        choices=WEIGHTS,
+        default=_DEFAULTS.weight,
+        help="points of an answer at Likert L: L+1 (SCORING.md, default) or L (RadLE's "
+        "long-master weighted_score); C and S divide by 5 or 4 accordingly",
     )
     parser.add_argument(
         "--tau-high",
@@ -132,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
             n_boot=args.bootstrap,
             seed=args.seed,
             bootstrap_mode="two-way" if args.two_way else "case",
+            weight=args.weight,
         )
         if args.input_format == "radle":
             frame = read_radle_csv(args.responses, include_excluded=args.include_excluded)
@@ -144,6 +162,9 @@ def run(args: argparse.Namespace) -> int:
         )
         if grounded:
             report["grounding"] = grounding_report(frame, grounded, params, case_ids=cases)
+    except UngradedRowsError as exc:
+        print(f"readerstudy score: error: {exc}\n{UNGRADED_HINT}.", file=sys.stderr)
+        return 2
     except (FrameError, ValueError, OSError) as exc:
         print(f"readerstudy score: error: {exc}", file=sys.stderr)
         return 2

@@ -52,9 +52,15 @@ def item_id_for(case_id: int, normalized_answer: str) -> str:
 
 
 def answered_items(
-    *, session: Session, study_id: int, case_id: int | None = None
+    *,
+    session: Session,
+    study_id: int,
+    case_id: int | None = None,
+    model_run_id: int | None = None,
 ) -> dict[tuple[int, str], AnswerItem]:
-    """Answered, non-practice responses grouped by (case, normalized answer)."""
+    """Answered, non-practice responses grouped by (case, normalized answer); with
+    ``model_run_id``, only that run's responses (a verdict still grades every
+    identical answer: the item is the same)."""
     query = select(Response.id, Response.case_id, Response.diagnosis).where(
         Response.study_id == study_id,
         Response.status == "answered",
@@ -62,6 +68,8 @@ def answered_items(
     )
     if case_id is not None:
         query = query.where(Response.case_id == case_id)
+    if model_run_id is not None:
+        query = query.where(Response.model_run_id == model_run_id)
     items: dict[tuple[int, str], AnswerItem] = {}
     for rid, cid, diagnosis in session.exec(query.order_by(col(Response.id))).all():
         norm = normalize_answer(diagnosis)
@@ -91,18 +99,25 @@ class GradeReport:
 
 
 def autograde_study(
-    *, session: Session, study_id: int, actor: str = SYSTEM_ACTOR, commit: bool = True
+    *,
+    session: Session,
+    study_id: int,
+    actor: str = SYSTEM_ACTOR,
+    commit: bool = True,
+    model_run_id: int | None = None,
 ) -> GradeReport:
     """Grade every ungraded item that matches the key exactly; report the rest.
 
     Idempotent. Internal (no role check): the adjudication queue and the CLI
-    call it on behalf of a signed-in adjudicator or an operator.
+    call it on behalf of a signed-in adjudicator or an operator. With
+    ``model_run_id`` only that run's answers are looked at (and counted).
     """
     key = study_key(session=session, study_id=study_id)
     verdicts = active_verdicts(session=session, study_id=study_id)
     counts: Counter[str] = Counter()
     pending_items = new = 0
-    for item in answered_items(session=session, study_id=study_id).values():
+    items = answered_items(session=session, study_id=study_id, model_run_id=model_run_id)
+    for item in items.values():
         verdict = verdicts.get(item.key)
         entry = key.get(item.case_id)
         if (

@@ -49,15 +49,32 @@ def run_judges(
     study = session.get(Study, actor.study_id)
     assert study is not None and study.id is not None
     configs = tuple(judges) if judges is not None else grading_config(study).judges
+    return judge_pending(session=session, study=study, judges=configs, actor=actor.code)
+
+
+def judge_pending(
+    *,
+    session: Session,
+    study: Study,
+    judges: Sequence[JudgeConfig],
+    actor: str,
+    model_run_id: int | None = None,
+) -> JudgeRunReport:
+    """The judges' pass over a study's ungraded items (or those a run's answers are in),
+    for a caller that has checked who may ask: the CLI (``grade STUDY``, ``run-model
+    --judge``) and ``run_judges``. Key and memory grading come first; commits."""
+    assert study.id is not None
+    configs = tuple(judges)
     if len(configs) < 2:
         raise GradingConfigError("This study has no judge pair configured ([[grading.judges]]).")
-    autograde_study(session=session, study_id=study.id, actor=actor.code)
+    autograde_study(session=session, study_id=study.id, actor=actor, model_run_id=model_run_id)
     key = study_key(session=session, study_id=study.id)
     verdicts = active_verdicts(session=session, study_id=study.id)
     started = active_decisions(session=session, study_id=study.id)
+    candidates = answered_items(session=session, study_id=study.id, model_run_id=model_run_id)
     items = [
         item
-        for k, item in sorted(answered_items(session=session, study_id=study.id).items())
+        for k, item in sorted(candidates.items())
         if k not in verdicts and k not in started and item.case_id in key
     ]
     requests = [
@@ -94,7 +111,7 @@ def run_judges(
                 source="judge",
                 decided_by=label[:200],
                 note=outcome.note,
-                actor=actor.code,
+                actor=actor,
             )
         except ConcurrentDecision:
             continue  # an adjudicator was faster; their verdict stands

@@ -25,7 +25,7 @@ from reader_app.grading.memory import record_verdict
 from reader_app.grading.normalize import normalize_answer
 from reader_app.models import Case, ModelRun, Reader, Response, Study, Verdict, utcnow
 from reader_app.runs.grounded import stored_location
-from reader_app.runs.record import finish_run
+from reader_app.runs.record import clean_cohort, finish_run
 from reader_app.text_policy import store_raw
 from scoring.io import ABSENT, ParsedLocation
 
@@ -52,6 +52,7 @@ class ImportRow:
     meta: dict[str, Any] = field(default_factory=dict)
     image_sha256: str = ""  # what the model was shown, when the file says so
     location: ParsedLocation = ABSENT  # normalized to the images shown (runs.grounded)
+    cohort: str | None = None  # the run's cohort (RadLE: access/domain); None keeps it
 
 
 @dataclass
@@ -186,7 +187,12 @@ def _run(session: Session, study: Study, row: ImportRow, params: dict[str, Any])
             params_json=json.dumps(params, sort_keys=True),
             prompt_version=params.get("prompt_version"),
             source="import",
+            cohort=clean_cohort(row.cohort),
         )
+        session.add(run)
+        session.flush()
+    elif clean_cohort(row.cohort) not in (None, run.cohort):
+        run.cohort = clean_cohort(row.cohort)
         session.add(run)
         session.flush()
     return run

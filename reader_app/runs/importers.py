@@ -11,7 +11,7 @@ JSONL / CSV rows: ``case_id`` (the manifest's case id), a responder
 ``diagnosis`` + ``likert`` or the raw reply in ``output`` / ``response`` /
 ``text`` / ``raw`` / ``completion``. Optional: ``group`` / ``provider``,
 ``correct`` / ``verdict``, ``prompt_tokens``, ``completion_tokens``,
-``total_tokens``, ``latency_s``, ``image_sha256``, ``location`` (normalized,
+``total_tokens``, ``latency_s``, ``image_sha256``, ``cohort``, ``location`` (normalized,
 as the grounded prompt asks; else the raw reply's location is read). A location
 becomes stored pixels in import_writer, from the case's images.
 """
@@ -139,7 +139,13 @@ def record_location(record: Mapping[str, Any], raw: Any) -> ParsedLocation:
 
 
 def model_output_rows(
-    text: str, fmt: str, *, name: str | None, model: str | None, group: str | None
+    text: str,
+    fmt: str,
+    *,
+    name: str | None,
+    model: str | None,
+    group: str | None,
+    cohort: str | None = None,
 ) -> list[ImportRow]:
     """JSONL / CSV model outputs, parsed by scoring.io, with raw reply and usage kept."""
     records = _records(text, fmt)
@@ -163,9 +169,15 @@ def model_output_rows(
                 meta=meta,
                 image_sha256=str(_clean(record.get("image_sha256")) or ""),
                 location=record_location(record, raw),
+                cohort=cohort or _text_or_none(record.get("cohort")),
             )
         )
     return rows
+
+
+def _text_or_none(value: Any) -> str | None:
+    value = _clean(value)
+    return None if value is None else str(value)
 
 
 def radle_rows(text: str, *, include_excluded: bool) -> list[ImportRow]:
@@ -180,12 +192,21 @@ def radle_rows(text: str, *, include_excluded: bool) -> list[ImportRow]:
         keep[:] = True
     raw, frame = raw[keep.to_numpy()], frame[keep.to_numpy()]
     rows = []
-    for source, tidy in zip(
-        raw.to_dict(orient="records"), _tidy(frame).to_dict(orient="records"), strict=True
+    for source, tidy, cohort in zip(
+        raw.to_dict(orient="records"),
+        _tidy(frame).to_dict(orient="records"),
+        frame["cohort"],
+        strict=True,
     ):
         meta = {"radle": {k: source[k] for k in RADLE_PROVENANCE if source.get(k)}}
         rows.append(
-            _row(tidy, raw_reply=source["diagnosis"] or None, model=source["candidate"], meta=meta)
+            _row(
+                tidy,
+                raw_reply=source["diagnosis"] or None,
+                model=source["candidate"],
+                meta=meta,
+                cohort=cohort,  # access/domain: closed/general, open/medical, ...
+            )
         )
     return rows
 
@@ -206,12 +227,15 @@ def import_run_file(
     verdict_conflicts: str = "error",
     actor: str = "cli",
     commit: bool = True,
+    cohort: str | None = None,
 ) -> ImportSummary:
     """Import a file (path, or the bytes of an upload) into ``study``; all or nothing.
 
     ``fmt`` is jsonl, csv or radle (detected when None). ``name`` names the run
     when the file has no responder column. Existing (responder, case) rows are
-    kept unless ``replace``. Raises RunImportError with a message for the user.
+    kept unless ``replace``. ``cohort`` is the runs' cohort for JSONL / CSV (over a
+    ``cohort`` column); a RadLE file brings its own (access/domain). Raises
+    RunImportError with a message for the user.
     """
     text, data = _text(source)
     if filename is None and not isinstance(source, bytes):
@@ -220,9 +244,13 @@ def import_run_file(
     if fmt not in FORMATS:
         raise RunImportError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     if fmt == "radle":
+        if cohort:
+            raise RunImportError(
+                "a RadLE file names each run's cohort (access/domain): no --cohort with it"
+            )
         rows = radle_rows(text, include_excluded=include_excluded)
     else:
-        rows = model_output_rows(text, fmt, name=name, model=model, group=group)
+        rows = model_output_rows(text, fmt, name=name, model=model, group=group, cohort=cohort)
     params = {
         "format": fmt,
         "file": filename,

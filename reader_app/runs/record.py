@@ -50,6 +50,9 @@ class RunSpec:
     images_per_request: int | None = None
     # the text-only ablation: the same prompt and history, no image parts
     no_images: bool = False
+    # an analysis label (frontier, open-weight, medical), not part of the experiment:
+    # a resumed run takes a new one, and None keeps the recorded one
+    cohort: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name.strip() or len(self.name) > 200:
@@ -63,6 +66,8 @@ class RunSpec:
             raise ValueError(f"strip mode must be one of {STRIP_MODES}, not {self.strip_mode!r}")
         if self.images_per_request is not None and self.images_per_request < 1:
             raise ValueError("images per request must be at least 1")
+        if self.cohort is not None and not 0 < len(self.cohort.strip()) <= 64:
+            raise ValueError("a cohort must be 1-64 characters")
 
     def sampling(self) -> dict[str, Any]:
         """Request fields besides model and messages; ``extra`` wins, and None drops a field."""
@@ -133,6 +138,7 @@ def open_run(
             prompt_version=prompt.version,
             no_images=spec.no_images,
             source="runner",
+            cohort=clean_cohort(spec.cohort),
         )
         session.add(run)
         session.flush()
@@ -152,7 +158,18 @@ def open_run(
             f"run {spec.name!r} exists with different {', '.join(sorted(set(differ)))}; "
             "resume it with the same settings or choose another --name"
         )
+    cohort = clean_cohort(spec.cohort)
+    if cohort is not None and run.cohort != cohort:
+        run.cohort = cohort
+        session.add(run)
+        session.flush()
     return run, True
+
+
+def clean_cohort(text: str | None) -> str | None:
+    """A cohort as stored: inner whitespace collapsed, blank = none, at most 64 characters."""
+    value = " ".join((text or "").split())[:64]
+    return value or None
 
 
 def is_technical_failure(row: Response) -> bool:

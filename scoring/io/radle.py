@@ -10,8 +10,12 @@ Mapping, one source row per (candidate, case):
   "I don't know" spelling (incl. ``Idon't know``) or ``abstained`` -> idk;
   ``response_valid == False`` -> invalid; else derived from diagnosis + Likert.
 
-RadLE's own ``weighted_score`` column uses the older weight L (4 for a
-correct L4); it is ignored: points come from SCORING.md (L + 1).
+- ``cohort`` (model rows): ``access/domain`` as the file gives them
+  (``closed/general``, ``open/general``, ``open/medical``), RadLE's cohorts.
+
+RadLE's own ``weighted_score`` column uses the weight L (4 for a correct L4);
+it is not read: points come from the scoring parameter ``weight``, whose
+default is SCORING.md's L + 1 and whose ``L`` reproduces the column.
 """
 
 from __future__ import annotations
@@ -34,6 +38,12 @@ RADLE_REQUIRED: Final = (
     "likert",
     "final_score_authoritative",
 )
+
+
+def radle_cohort(access: str, domain: str) -> str | None:
+    """A model row's cohort: ``access/domain`` (either part may be blank), None if both are."""
+    parts = [" ".join(str(p).split()) for p in (access, domain)]
+    return None if not any(parts) else "/".join(parts)
 
 
 def _flag(
@@ -71,6 +81,10 @@ def radle_to_tidy(raw: pd.DataFrame, *, include_excluded: bool = False) -> pd.Da
     invalid = ~_flag(raw, "response_valid", True)
     status = np.select([failed, idk, invalid], ["failure", "idk", "invalid"], default="")
 
+    cohort = [
+        None if is_human else radle_cohort(a, d)
+        for is_human, a, d in zip(human, text["access"], text["domain"], strict=True)
+    ]
     tidy = pd.DataFrame(
         {
             "responder": text["candidate"].to_numpy(),
@@ -81,8 +95,9 @@ def radle_to_tidy(raw: pd.DataFrame, *, include_excluded: bool = False) -> pd.Da
             "diagnosis": diagnosis.to_numpy(),
             "likert": text["likert"].to_numpy(),
             "correct": text["final_score_authoritative"].to_numpy(),
+            "cohort": cohort,
         },
-        columns=list(TIDY_COLUMNS),
+        columns=[*TIDY_COLUMNS, "cohort"],
     )
     return tidy.reset_index(drop=True)
 

@@ -49,6 +49,7 @@ pytestmark = pytest.mark.browser
 WIDE = {"width": 1440, "height": 900}
 SMALL = {"width": 1024, "height": 768}
 POOLS = ["Human pool", "Pool: board-certified", "Pool: PGY3", "Pool: PGY1"]
+COHORTS = ["Cohort: closed/general"]
 SLOW = 120_000
 
 
@@ -107,7 +108,8 @@ def test_the_leaderboard_shows_every_metric_of_every_arm_within_1440_px(
     box = page.locator(".st-key-lb_table .rs-lb")
     expect(box).to_be_visible(timeout=SLOW)
     rows = box.locator("tbody tr")
-    expect(rows).to_have_count(len(POOLS) + RADLE_SCALE.responders)  # 32 arms
+    # 32 arms, and the pooled row of the runs' one cohort (the importer's access/domain)
+    expect(rows).to_have_count(len(POOLS) + RADLE_SCALE.responders + len(COHORTS))
     page.screenshot(path=str(artifact("scale-leaderboard-1440.png")))
     # every cell, the human pool's row above all, readable on its real background
     assert low_contrast_texts(box) == []
@@ -130,15 +132,15 @@ def test_the_leaderboard_shows_every_metric_of_every_arm_within_1440_px(
     # in RadLE-C order, best first
     params = ScoringParams(idk_score=0.0, min_completion=1.0, n_boot=2000, seed=0)
     board = build_leaderboard(_frame(session), tuple(sorted(str(i) for i in range(1, 201))), params)
-    want = board.table.sort_values("radle_c", ascending=False, kind="stable")
+    assert board.cohorts == tuple(c.removeprefix("Cohort: ") for c in COHORTS)
+    want = board.arms(cohort_pools=True).sort_values("radle_c", ascending=False, kind="stable")
     texts = rows.evaluate_all(
         "rs => rs.map(r => [r.dataset.name, r.cells[3].firstChild.textContent])"
     )
     assert [t[0] for t in texts] == list(want["name"])
     assert [t[1] for t in texts] == [f"{v:.1f}" for v in want["radle_c"]]
-    assert set(POOLS) | set(reader_codes(RADLE_SCALE)) | set(model_names(RADLE_SCALE)) == {
-        t[0] for t in texts
-    }
+    everyone = set(POOLS) | set(COHORTS) | set(reader_codes(RADLE_SCALE))
+    assert everyone | set(model_names(RADLE_SCALE)) == {t[0] for t in texts}
 
     # scroll the box: the header stays on top of it
     box.evaluate("b => { b.scrollTop = b.scrollHeight; }")

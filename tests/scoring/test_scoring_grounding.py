@@ -196,3 +196,21 @@ def test_mask_hit() -> None:
     assert mask_hit(Location(7.5, 4.2, slice=2), mask, tolerance=1)
     assert not mask_hit(Location(5, 5, slice=9), mask)
     assert mask_hit(Location(6, 4), mask[1]) and not mask_hit(Location(6, 4, slice=1), mask[1])
+
+
+def test_an_empty_pool_has_no_grounding_figures() -> None:
+    # Only a model answered: no reader in the pool. G, GA and U of the pool are n/a
+    # (NaN, JSON null), CIs too, like its RadLE metrics; never 0.000 [0, 0].
+    rows = [_row("m", "1", "correct", 1), _row("m", "2", "wrong", 0)]
+    out = grounding_report(rows, ["1", "2"], ScoringParams(n_boot=50))
+    pool = out["human_pool"]
+    assert pool["n_readers"] == 0
+    for name in ("grounding_rate", "grounded_accuracy", "ungrounded_correct_share"):
+        assert math.isnan(pool[name]), name
+        assert math.isnan(pool[f"{name}_ci_low"]) and math.isnan(pool[f"{name}_ci_high"])
+    assert out["responders"][0]["grounding_rate"] == 0.5  # the model's own figures stand
+    # a reader below the completion threshold leaves the pool empty too
+    partial = [*rows, _row("h", "1", "correct", 1, kind="human")]
+    assert math.isnan(
+        grounding_report(partial, ["1", "2"], NO_BOOT)["human_pool"]["grounding_rate"]
+    )

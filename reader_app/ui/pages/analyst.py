@@ -31,6 +31,8 @@ from reader_app.ui.components.reports_panel import load_reports, reports_panel
 from reader_app.ui.components.safe_text import escape_markdown
 from reader_app.ui.context import staff_user
 
+ALL_COHORTS = "(all cohorts)"
+
 
 def metrics_section(data: StudyData, board: Leaderboard, controls: Controls) -> None:
     st.subheader("RadLE metrics, 95% bootstrap CIs")
@@ -50,12 +52,23 @@ def metrics_section(data: StudyData, board: Leaderboard, controls: Controls) -> 
     by = st.selectbox(
         "Sort by", list(SORTS), format_func=lambda k: SORTS[str(k)], key="lb_sort", width=260
     )
+    cohort = None
+    if board.cohorts:  # RadLE-style: frontier, open-weight, medical...; pooled rows per cohort
+        chosen = st.selectbox(
+            "Cohort", [ALL_COHORTS, *board.cohorts], key="lb_cohort", width=260,
+            help="show one cohort's model runs (and its pooled row) beside the human pool",
+        )  # fmt: skip
+        cohort = None if chosen in (None, ALL_COHORTS) else str(chosen)
     with st.container(key="lb_table"):
-        st.html(leaderboard_html(board, readers=controls.readers, by=str(by or "radle_c")))
+        st.html(
+            leaderboard_html(
+                board, readers=controls.readers, by=str(by or "radle_c"), cohort=cohort
+            )
+        )
     st.download_button(
         "Leaderboard CSV (numbers, CIs, parameters)",
         data=spreadsheet_csv(
-            board.arms(readers=controls.readers).assign(
+            board.arms(readers=controls.readers, cohort=cohort, cohort_pools=True).assign(
                 **{f"param_{k}": v for k, v in controls.params.to_dict().items()}
             )
         ),

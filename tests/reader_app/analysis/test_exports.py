@@ -59,6 +59,7 @@ def test_responses_csv_is_the_tidy_frame_plus_provenance(
         *GROUNDING_COLUMNS,
         *INTERACTION_COLUMNS,
         *TIMING_COLUMNS,
+        "cohort",
         *PARAM_COLUMNS,
     ]
     assert set(frame["interaction"]) == {""}  # no browser reported anything here
@@ -100,7 +101,7 @@ def test_timing_columns_carry_each_response_s_times(
 
 def test_mrmc_long_format(graded: object, capsys: pytest.CaptureFixture[str]) -> None:
     frame = _csv(capsys, "--what", "mrmc", "--idk-score", "1")
-    assert list(frame.columns) == [*MRMC_COLUMNS, *TIMING_COLUMNS, *PARAM_COLUMNS]
+    assert list(frame.columns) == [*MRMC_COLUMNS, *TIMING_COLUMNS, "cohort", *PARAM_COLUMNS]
     rows = {(r.reader, r.case): r for r in frame.itertuples()}
     # R01 "CwI": correct L4 -> score 1, points 5; wrong L1 -> 0, -2; idk -> 0, idk_score 1
     assert (rows["R01", "case-000"].score, rows["R01", "case-000"].points) == ("1", "5.0")
@@ -207,3 +208,32 @@ def test_viewer_interaction_reaches_the_responses_export(
     assert (first.zoom_used, first.fullscreen_s) == ("True", "12.4")
     assert json.loads(first.interaction) == record
     assert (second.slices_visited, second.windows_used, second.interaction) == ("", "", "")
+
+
+def test_key_export_is_the_key_csv_defused_unless_raw(
+    session: Session, settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from reader_app.cli import main
+    from reader_app.grading.key import parse_key_csv
+    from reader_app.grading.key_admin import update_key
+    from tests.factories import make_reader
+
+    study = make_study(session, settings.asset_dir, n_cases=2, diagnoses=["=HYPERLINK(1)", "Ok"])
+    coordinator = make_reader(session, study, "C01", role="coordinator").reader
+    case = session.exec(select(Case).where(Case.source_id == "case-001")).one()
+    assert case.id is not None
+    update_key(
+        session=session, actor=coordinator, case_id=case.id, diagnosis="Ok",
+        synonyms="+plus|@at", reason="test",
+    )  # fmt: skip
+    assert main(["export", "study", "--what", "key"]) == 0
+    text = capsys.readouterr().out
+    assert text.splitlines()[0] == "case_id,diagnosis,synonyms"
+    assert "'=HYPERLINK(1)" in text and "'+plus|@at" in text  # a spreadsheet shows, never runs
+    assert "param_" not in text  # the key file's contract: three columns
+    key = parse_key_csv(text)  # and it reads back exactly
+    assert key["case-000"].diagnosis == "=HYPERLINK(1)"
+    assert key["case-001"].synonyms == ("+plus", "@at")
+    assert main(["export", "study", "--what", "key", "--raw"]) == 0
+    raw = capsys.readouterr().out
+    assert "\n" + "case-000,=HYPERLINK(1)," in raw.replace("\r\n", "\n")

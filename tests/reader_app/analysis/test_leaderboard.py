@@ -159,3 +159,32 @@ def test_empty_and_partial_states(session: Session, settings: Settings) -> None:
     board = build_leaderboard(data.frame, check_scorable(data), ScoringParams(n_boot=0))
     assert board.table.set_index("name").loc["Human pool", "n_readers"] == 1
     assert any("below the completion threshold" in n and "R02" in n for n in board.notes)
+
+
+def test_cohorts_on_the_leaderboard_filter_and_pool(session: Session, settings: Settings) -> None:
+    from sqlmodel import select
+
+    from reader_app.analysis.leaderboard_view import leaderboard_html
+    from reader_app.models import ModelRun
+
+    study = _study(session, settings)
+    for run in session.exec(select(ModelRun)).all():
+        run.cohort = {"vlm-alpha": "<b>frontier</b>", "vlm-beta": "open-weight"}[run.name]
+        session.add(run)
+    session.commit()
+    data = study_data(session=session, study=study)
+    board = build_leaderboard(data.frame, check_scorable(data), ScoringParams(n_boot=50))
+    assert board.cohorts == ("<b>frontier</b>", "open-weight")
+    # each cohort holds one run here: its pool equals that run, CIs included
+    runs = board.table.set_index("name")
+    pools = board.cohort_table.set_index("cohort")
+    for run, cohort in (("vlm-alpha", "<b>frontier</b>"), ("vlm-beta", "open-weight")):
+        for key in ("radle_c", "radle_c_ci_low", "radle_c_ci_high", "radle_a"):
+            assert pools.loc[cohort, key] == pytest.approx(runs.loc[run, key]), (run, key)
+    shown = board.arms(cohort="open-weight", cohort_pools=True)
+    assert "vlm-alpha" not in set(shown["name"])
+    assert {"vlm-beta", "Cohort: open-weight", "Human pool", "R01"} <= set(shown["name"])
+    assert "cohort pool" not in set(board.arms()["arm"])  # the charts' rows are unchanged
+    html = leaderboard_html(board)
+    assert "<b>frontier</b>" not in html and "&lt;b&gt;frontier&lt;/b&gt;" in html
+    assert "cohort" in display_table(board).columns

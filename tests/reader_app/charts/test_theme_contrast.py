@@ -73,7 +73,7 @@ def test_for_dark_swaps_paper_colours_and_leaves_the_spec_alone() -> None:
 
 @pytest.mark.parametrize("theme", [DARK, LIGHT], ids=["dark", "light"])
 def test_leaderboard_text_keeps_4_5_to_1_on_every_row(theme: dict[str, str]) -> None:
-    for row in ("bg", "head", "pool", "group-pool"):
+    for row in ("bg", "head", "pool", "group-pool", "cohort-pool"):
         for text in ("fg", "muted"):
             assert contrast(theme[text], theme[row]) >= AA_TEXT, (row, text)
     assert contrast(theme["edge-pool"], theme["pool"]) >= AA_LARGE  # the pool's edge bar

@@ -238,3 +238,22 @@ def test_radle_verdict_against_grade_memory_is_refused(
     with pytest.raises(RunImportError, match="grade memory"):
         import_run_file(session=session, study=study, source=radle_csv([]))
     assert session.exec(select(Response)).first() is None
+
+
+def test_model_outputs_bring_a_cohort_column_or_the_cohort_option(
+    session: Session, settings: Settings
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=2)
+    data = jsonl(
+        {"case_id": "case-000", "model": "a", "diagnosis": "X", "likert": 3, "cohort": "medical"},
+        {"case_id": "case-001", "model": "a", "diagnosis": "Y", "likert": 2, "cohort": "medical"},
+        {"case_id": "case-000", "model": "b", "diagnosis": "X", "likert": 1},
+    )  # fmt: skip
+    import_run_file(session=session, study=study, source=data)
+    cohorts = {r.name: r.cohort for r in session.exec(select(ModelRun)).all()}
+    assert cohorts == {"a": "medical", "b": None}
+    # --cohort labels every run of the file, over the column; a re-import relabels
+    import_run_file(session=session, study=study, source=data, cohort="frontier")
+    session.expire_all()
+    cohorts = {r.name: r.cohort for r in session.exec(select(ModelRun)).all()}
+    assert cohorts == {"a": "frontier", "b": "frontier"}
