@@ -16,9 +16,10 @@ import pandas as pd
 from sqlmodel import Session
 
 from reader_app.analysis.mrmc import MRMC_COLUMNS, modality_of
-from reader_app.grading.rubric_grades import rubric_frame, rubric_tier
+from reader_app.grading.rubric_grades import fabrication_frame, rubric_frame, rubric_tier
 from reader_app.models import Study
 from scoring import RubricScores, rubric_scores
+from scoring.fabrication import fabrication_rates
 from scoring.rubric import TIERS
 
 TIER_NAMES: Final = tuple(name for name, _, _ in TIERS)  # best first
@@ -42,6 +43,13 @@ def report_board(
     frame = rubric_frame(session=session, study_id=study.id)
     scores = rubric_scores(frame, n_boot=n_boot, seed=seed, n_perm=n_boot)
     return ReportBoard(frame, scores)
+
+
+def report_fabrication_rates(*, session: Session, study: Study) -> pd.DataFrame:
+    """Per responder: judged reports, how many a judge found fabricating, and the rate
+    (``scoring.fabrication.fabrication_rates`` of ``grading.rubric_grades.fabrication_frame``)."""
+    assert study.id is not None
+    return fabrication_rates(fabrication_frame(session=session, study_id=study.id))
 
 
 def _fmt(value: object, digits: int = 1) -> str:
