@@ -13,8 +13,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from reader_app.errors import ReaderStudyError
 
-class RequestSettingError(ValueError):
+
+class RequestSettingError(ReaderStudyError, ValueError):
     """A request setting cannot be used; the message names it."""
 
 

@@ -204,7 +204,7 @@ def _study_with_answers(
             for m in ("judge-a", "judge-b")
         },
     )
-    config = {"grading": {"judges": [{"name": n} for n in names]}}
+    config: dict[str, object] = {"grading": {"judges": [{"name": n} for n in names]}}
     study = make_key_study(session, settings.asset_dir, config=config)
     r1 = reader(session, study, "R01")
     run = model_run(session, study, "run")
