@@ -1,6 +1,6 @@
 """The server's judges for a test: a ``READERSTUDY_JUDGES`` TOML file, as an operator writes it.
 
-    define_judges(monkeypatch, tmp_path, {"judge-a": {"url": base_url, "model": "judge-a"}})
+define_judges(monkeypatch, tmp_path, {"judge-a": {"url": base_url, "model": "judge-a"}})
 """
 
 from __future__ import annotations
