@@ -35,7 +35,27 @@ from reader_app.llm.judge_text import StrictReplyError, frame, strict_object
 from reader_app.llm.judges import DEFAULT_KEY_ENV, JudgeConfig
 from reader_app.models import JudgeCall
 
-__all__ = ["DEFAULT_KEY_ENV", "ChatReply", "JudgeClient", "JudgeConfig", "judge_requests"]
+# JudgeConfig (the one judge settings type) and DEFAULT_KEY_ENV live in
+# reader_app.llm.judges; they are named here too for the callers that import them
+# from this module with the judge client (commands/grade.py)
+__all__ = [
+    "DEFAULT_KEY_ENV",
+    "JUDGE_PROMPT_VERSION",
+    "JUDGE_RUBRIC",
+    "DbJudgeCache",
+    "JudgeClient",
+    "JudgeConfig",
+    "JudgeParseError",
+    "JudgeReply",
+    "JudgeRequest",
+    "MemoryJudgeCache",
+    "PanelOutcome",
+    "build_messages",
+    "cache_key",
+    "combine",
+    "judge_requests",
+    "parse_verdict",
+]
 
 # v2: the candidate in a random-boundary frame, the reply parsed strictly (issue 32)
 JUDGE_PROMPT_VERSION = "judge-v2"
