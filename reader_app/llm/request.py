@@ -66,4 +66,8 @@ def extra_setting(value: Any, where: str) -> dict[str, Any]:
     for key in ("model", "messages"):
         if key in value:
             raise RequestSettingError(f"{where}: {key!r} cannot be set here")
+    try:  # sent as JSON and hashed into the judges' cache key
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        raise RequestSettingError(f"{where}: must hold JSON values only") from None
     return {str(k): v for k, v in value.items()}

@@ -51,6 +51,7 @@ def test_a_judges_file_with_request_settings() -> None:
         ("[a]\nurl = 'http://x'\nmodel = 'm'\nextra = '[1]'", r"a\.extra: must be a table"),
         ("[a]\nurl = 'http://x'\nmodel = 'm'\nextra = {model = 'x'}", "'model' cannot be set"),
         ("[a]\nurl = 'http://x'\nmodel = 'm'\ntimeout_s = -1", r"a\.timeout_s"),
+        ("[a]\nurl = 'http://x'\nmodel = 'm'\nextra = {at = 1979-05-27}", "JSON values only"),
         ("['a b']\nurl = 'http://x'\nmodel = 'm'", "a judge name is"),
         (
             "[a-b]\nurl = 'http://x'\nmodel = 'm'\n[a_b]\nurl = 'http://x'\nmodel = 'm'",
