@@ -514,6 +514,7 @@ class RubricJudgeCall(SQLModel, table=True):
     created_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
+    fabrication: bool | None = None  # the judge found a fabricated finding (None: not asked)
 
     __table_args__ = (CheckConstraint("score >= 0 and score <= 40", name="ck_rubric_call_score"),)
 
@@ -533,6 +534,7 @@ class RubricJudgement(SQLModel, table=True):
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
     active: bool = True
+    fabrication: bool | None = None  # any judge found a fabricated finding (None: not asked)
 
     __table_args__ = (
         CheckConstraint("status in ('agree','disagree','error')", name="ck_rubric_judgement"),

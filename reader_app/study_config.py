@@ -23,10 +23,11 @@ imports) never breaks a reader's exam.
     [grading]
     adjudication = "double"        # "single" (default) or "double"
     rubric_gap = 8                 # report judges further apart go to an adjudicator
-    [[grading.judges]]             # optional; two or more, all must agree
-    url = "http://127.0.0.1:8000/v1"
-    model = "judge-a"
-    api_key_env = "READERSTUDY_JUDGE_API_KEY"
+    [[grading.judges]]             # optional; one (its verdict stands) or two (must agree)
+    name = "judge-a"               # a judge the server defines (READERSTUDY_JUDGES)
+
+A study never names a judge's URL or key variable: those are the server's
+(``reader_app.llm.judges``), and a study that tries is refused, naming the field.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from reader_app.errors import ReaderStudyError
+from reader_app.llm.judges import JUDGE_NAME
 from reader_app.text_rules import MAX_CONSENT, MAX_LABEL, MAX_TITLE, text_problem
 from reader_app.window_presets import WINDOW_PRESETS
 
@@ -67,7 +69,13 @@ KEYS = (
 )
 GRADING_KEYS = ("adjudication", "judges", "rubric_gap")
 DEFAULT_RUBRIC_GAP = 8  # judges further apart than this (0..40) go to an adjudicator
-JUDGE_KEYS = ("url", "model", "api_key_env", "timeout_s", "max_attempts", "deadline_s")
+JUDGE_KEYS = ("name",)
+MAX_JUDGES = 2
+# what a study.toml may not say about a judge: the server's configuration
+SERVER_JUDGE_KEYS = {
+    "url": "a study cannot name a judge's endpoint",
+    "api_key_env": "a study cannot name a variable to read a key from",
+}
 
 
 class StudyConfigError(ReaderStudyError, ValueError):
@@ -79,21 +87,9 @@ class StudyConfigError(ReaderStudyError, ValueError):
 
 
 @dataclass(frozen=True)
-class JudgeSpec:
-    """A ``[[grading.judges]]`` table; None takes ``diagnosis_judge.JudgeConfig``'s default."""
-
-    url: str
-    model: str
-    api_key_env: str | None = None
-    timeout_s: float | None = None
-    max_attempts: int | None = None
-    deadline_s: float | None = None  # a whole request's limit; None: JudgeConfig's (4 x timeout)
-
-
-@dataclass(frozen=True)
 class GradingSettings:
     adjudication: str = "single"
-    judges: tuple[JudgeSpec, ...] = ()
+    judges: tuple[str, ...] = ()  # names of judges the server defines
     rubric_gap: int = DEFAULT_RUBRIC_GAP
 
 
@@ -117,7 +113,7 @@ class StudyConfig:
         data = asdict(self)
         for key in ("likert_labels", "report_fields", "default_windows"):
             data[key] = list(data[key])
-        data["grading"]["judges"] = [dict(j) for j in data["grading"]["judges"]]
+        data["grading"]["judges"] = [{"name": n} for n in data["grading"]["judges"]]
         return data
 
     @classmethod
@@ -294,43 +290,44 @@ def grading_settings(value: Any) -> GradingSettings:
     if not isinstance(raw_judges, list):
         raise StudyConfigError("grading.judges", "must be a list of tables ([[grading.judges]])")
     judges = tuple(_judge(i, raw) for i, raw in enumerate(raw_judges))
-    if len(judges) == 1:
-        raise StudyConfigError("grading.judges", "configure two judges (or none); one cannot lock")
+    if len(judges) > MAX_JUDGES:
+        raise StudyConfigError("grading.judges", f"one or two judges, not {len(judges)}")
+    if len(set(judges)) < len(judges):
+        raise StudyConfigError("grading.judges", "the same judge twice would agree with itself")
     gap = value.get("rubric_gap", DEFAULT_RUBRIC_GAP)
     if isinstance(gap, bool) or not isinstance(gap, int) or not 0 <= gap <= 40:
         raise StudyConfigError("grading.rubric_gap", "must be a whole number 0..40")
     return GradingSettings(adjudication=mode, judges=judges, rubric_gap=gap)
 
 
-def _judge(i: int, raw: Any) -> JudgeSpec:
+def _judge(i: int, raw: Any) -> str:
+    """A ``[[grading.judges]]`` table ``{name = "judge-a"}`` (or the bare name)."""
     key = f"grading.judges[{i}]"
-    if not isinstance(raw, dict) or not raw.get("url") or not raw.get("model"):
-        raise StudyConfigError(key, "needs url and model")
-    unknown = sorted(set(raw) - set(JUDGE_KEYS))
-    if unknown:
-        raise StudyConfigError(f"{key}.{unknown[0]}", f"unknown; known: {', '.join(JUDGE_KEYS)}")
-    try:
-        timeout, attempts = raw.get("timeout_s"), raw.get("max_attempts")
-        deadline = raw.get("deadline_s")
-        return JudgeSpec(
-            url=str(raw["url"]),
-            model=str(raw["model"]),
-            api_key_env=str(raw["api_key_env"]) if raw.get("api_key_env") else None,
-            timeout_s=None if timeout is None else float(timeout),
-            max_attempts=None if attempts is None else int(attempts),
-            deadline_s=None if deadline is None else float(deadline),
-        )
-    except (TypeError, ValueError) as exc:
-        raise StudyConfigError(
-            key, "timeout_s, max_attempts and deadline_s must be numbers"
-        ) from exc
+    if isinstance(raw, dict):
+        for field_, why in SERVER_JUDGE_KEYS.items():
+            if field_ in raw:
+                raise StudyConfigError(
+                    f"{key}.{field_}",
+                    f"{why}: judges, their endpoints and keys are the server's "
+                    "(READERSTUDY_JUDGES); a study picks one by name",
+                )
+        unknown = sorted(set(raw) - set(JUDGE_KEYS))
+        if unknown:
+            raise StudyConfigError(
+                f"{key}.{unknown[0]}",
+                "unknown; a study names a judge only (name = ...): its model and request "
+                "settings are the server's (READERSTUDY_JUDGES)",
+            )
+        raw = raw.get("name")
+    if not isinstance(raw, str) or not JUDGE_NAME.fullmatch(raw):
+        raise StudyConfigError(f"{key}.name", "needs the name of a judge the server defines")
+    return raw
 
 
 __all__ = [
     "ANSWER_MODES",
     "DEFAULT_LIKERT",
     "GradingSettings",
-    "JudgeSpec",
     "StudyConfig",
     "StudyConfigError",
     "grading_settings",

@@ -20,6 +20,7 @@ from scoring.categories import (
     WEIGHTS,
     category_points,
 )
+from scoring.fabrication import fabrication_rates
 from scoring.frame import TIDY_COLUMNS, FrameError, UngradedRowsError, validate_frame
 from scoring.grounding import GROUNDING_METRICS, grounded_cases_of, grounding_report
 from scoring.params import (
@@ -102,6 +103,7 @@ __all__ = [
     "count_vectors",
     "derive_status",
     "expected_calibration_error",
+    "fabrication_rates",
     "fleiss_kappa",
     "format_region",
     "format_table",

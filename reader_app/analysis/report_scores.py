@@ -1,7 +1,7 @@
 """The Reports leaderboard: rubric scores (0-40) per responder, human pool vs each model.
 
 From the study's rubric grades (``grading.rubric.rubric_frame``: a human grade,
-else the two judges' agreed score) through ``scoring.rubric_scores``. Used by
+else the judges' score) through ``scoring.rubric_scores``. Used by
 the leaderboard's Reports tab, the static report and the exports.
 """
 
@@ -16,9 +16,9 @@ import pandas as pd
 from sqlmodel import Session
 
 from reader_app.analysis.mrmc import MRMC_COLUMNS, modality_of
-from reader_app.grading.rubric_grades import rubric_frame, rubric_tier
+from reader_app.grading.rubric_grades import fabrication_frame, rubric_frame, rubric_tier
 from reader_app.models import Study
-from scoring import TIERS, RubricScores, rubric_scores
+from scoring import TIERS, RubricScores, fabrication_rates, rubric_scores
 
 TIER_NAMES: Final = tuple(name for name, _, _ in TIERS)  # best first
 REPORT_EXPORT_COLUMNS: Final = ("responder", "kind", "group", "case_id", "rubric", "tier")
@@ -41,6 +41,13 @@ def report_board(
     frame = rubric_frame(session=session, study_id=study.id)
     scores = rubric_scores(frame, n_boot=n_boot, seed=seed, n_perm=n_boot)
     return ReportBoard(frame, scores)
+
+
+def report_fabrication_rates(*, session: Session, study: Study) -> pd.DataFrame:
+    """Per responder: judged reports, how many a judge found fabricating, and the rate
+    (``scoring.fabrication.fabrication_rates`` of ``grading.rubric_grades.fabrication_frame``)."""
+    assert study.id is not None
+    return fabrication_rates(fabrication_frame(session=session, study_id=study.id))
 
 
 def _fmt(value: object, digits: int = 1) -> str:

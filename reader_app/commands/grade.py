@@ -3,7 +3,7 @@
 Study mode, ``readerstudy grade STUDY [--judge URL MODEL ...] [--auto-only]``:
 the study's pending answers are graded into grade memory (audited), so the
 leaderboard and every export see the verdicts: the key (exact match after
-normalization), then the judge pair (``--judge`` twice, or the study's
+normalization), then the judges (``--judge`` once or twice, or the study's
 ``[[grading.judges]]`` in study.toml) unless ``--auto-only``. What is left
 waits for the adjudicators.
 
@@ -15,7 +15,7 @@ invalid rows (an existing ``verdict`` column is replaced). See docs/grading.md.
 
 - ``--auto-only``: the key and, with ``--study``, the study's grade memory.
   No network, deterministic.
-- default: the same, then the LLM judge pair (``--judge URL MODEL`` twice, or
+- default: the same, then the LLM judges (``--judge URL MODEL`` once or twice, or
   the study's configured judges with ``--study``) for what is left. Judge
   replies are cached in the configured database. The file mode never writes
   verdicts into a study.
@@ -88,7 +88,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     add_judge_options(
         p,
-        judge_help="an OpenAI-compatible judge (give two or more); overrides the study's "
+        judge_help="an OpenAI-compatible judge (one, or two that must agree); overrides the study's "
         "[[grading.judges]]",
         timeout_s=30.0,
     )
@@ -171,8 +171,8 @@ def run_study(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.judge is not None and len(args.judge) < 2:
-        return fail("--judge: give two judges (a verdict needs two that agree)")
+    if args.judge is not None and len(args.judge) > 2:
+        return fail("--judge: one or two judges (two must agree for a verdict)")
     if args.key is None:
         return run_study(args)
     try:

@@ -1,10 +1,11 @@
-"""``readerstudy judge-reports STUDY``: the two rubric judges score the study's reports.
+"""``readerstudy judge-reports STUDY``: the rubric judges score the study's reports.
 
 Every report (a reader's or a model's Findings + Impression) without a human
-grade and without a judgement under the judge prompt's version is put to both
-judges with the case's reference report. Scores within ``--gap`` points agree
-(the report's score is their mean, rounded half up); a wider gap sends the
-report to the adjudicators' blinded "Reports" queue. Replies are cached: the
+grade and without a judgement under the judge prompt's version is put to the
+judges with the case's reference report. One judge: its score stands. Two:
+scores within ``--gap`` points agree (the report's score is their mean, rounded
+half up); a wider gap sends the report to the adjudicators' blinded "Reports"
+queue. Replies are cached: the
 same report text costs one call per judge. See docs/bench2.md.
 """
 
@@ -32,14 +33,15 @@ from reader_app.grading.rubric_judge import (
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "judge-reports",
-        help="score a study's reports 0-40 with two LLM rubric judges (Bench 2)",
+        help="score a study's reports 0-40 with one or two LLM rubric judges (Bench 2)",
         description=(__doc__ or "").replace("``", ""),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("study", help="study slug")
     add_judge_options(
         p,
-        judge_help="an OpenAI-compatible judge (give two); default: the study's [[grading.judges]]",
+        judge_help="an OpenAI-compatible judge (once or twice); default: the study's "
+        "[[grading.judges]], as the server defines them (READERSTUDY_JUDGES)",
         timeout_s=60.0,
     )
     p.add_argument(
@@ -61,8 +63,8 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_or_exit()
     try:
         prompt = load_judge_prompt(args.prompt)
-        if args.judge is not None and len(args.judge) != 2:
-            raise CommandError("--judge: give exactly two judges")
+        if args.judge is not None and len(args.judge) > 2:
+            raise CommandError("--judge: give one or two judges")
         judges = judge_configs(args)
         with cli_session(settings) as session:
             study = require_study(session, args.study)

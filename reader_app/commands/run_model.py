@@ -140,7 +140,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     add_judge_options(
         p,
-        judge_help="an OpenAI-compatible judge (give two or more): the run's answers are "
+        judge_help="an OpenAI-compatible judge (one, or two that must agree): the run's answers are "
         "graded as they arrive, by the key, grade memory, then these judges; default: the "
         "study's [[grading.judges]] in study.toml, if any",
         timeout_s=30.0,
@@ -200,8 +200,8 @@ def summary_line(summary: RunSummary) -> str:
 
 def run(args: argparse.Namespace) -> int:
     settings = settings_or_exit()
-    if args.judge is not None and len(args.judge) < 2:
-        return fail("--judge: give two judges (a verdict needs two that agree)")
+    if args.judge is not None and len(args.judge) > 2:
+        return fail("--judge: one or two judges (two must agree for a verdict)")
     if args.judge is not None and (args.no_autograde or args.auto_only):
         return fail("--judge grades the answers: leave out --no-autograde and --auto-only")
     try:

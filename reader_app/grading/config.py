@@ -6,26 +6,27 @@ report_fields = ["findings", "impression"]   # turns on rubric grading
 adjudication = "double"       # "single" (default) or "double"
 rubric_gap = 8                # report judges further apart than this go to the human queue
 
-[[grading.judges]]            # optional; two or more, all must agree
-url = "http://127.0.0.1:8000/v1"
-model = "judge-a"
-api_key_env = "READERSTUDY_JUDGE_API_KEY"   # the key itself never sits in a file
+[[grading.judges]]            # optional; one (its verdict stands) or two (must agree)
+name = "judge-a"              # defined by the server's operator (READERSTUDY_JUDGES)
+
+``GradingConfig.judge_names`` are what the study says; ``judges`` resolves them
+against the server's judges when a judge is about to be asked (an unknown name
+is a ``GradingConfigError`` then, not when a page merely reads the settings).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from reader_app.errors import ReaderStudyError
-from reader_app.grading.diagnosis_judge import JudgeConfig
+from reader_app.llm.judges import JudgeConfig, JudgeSetupError, resolve_judges
 from reader_app.models import Study
 from reader_app.study_config import (
     ADJUDICATION_MODES,
     DEFAULT_RUBRIC_GAP,
     REPORT_FIELDS,
-    JudgeSpec,
     StudyConfigError,
     grading_settings,
     report_fields,
@@ -37,7 +38,6 @@ __all__ = [
     "GradingConfig",
     "GradingConfigError",
     "grading_config",
-    "judges_from",
     "parse_grading_config",
 ]
 
@@ -49,9 +49,17 @@ class GradingConfigError(ReaderStudyError, ValueError):
 @dataclass(frozen=True)
 class GradingConfig:
     adjudication: str = "single"
-    judges: tuple[JudgeConfig, ...] = ()
+    judge_names: tuple[str, ...] = ()
     report_fields: tuple[str, ...] = ()
     rubric_gap: int = DEFAULT_RUBRIC_GAP
+
+    @property
+    def judges(self) -> tuple[JudgeConfig, ...]:
+        """The study's judges as the server defines them (read now)."""
+        try:
+            return resolve_judges(self.judge_names)
+        except JudgeSetupError as exc:
+            raise GradingConfigError(str(exc)) from exc
 
     @property
     def double(self) -> bool:
@@ -60,19 +68,6 @@ class GradingConfig:
     @property
     def rubric_enabled(self) -> bool:
         return bool(self.report_fields)
-
-
-def _judge(spec: JudgeSpec) -> JudgeConfig:
-    given = {f.name: getattr(spec, f.name) for f in fields(spec)}
-    return JudgeConfig(**{k: v for k, v in given.items() if v is not None})
-
-
-def judges_from(value: Any) -> tuple[JudgeConfig, ...]:
-    """``[[grading.judges]]`` tables -> judges (StudyConfig's schema, JudgeConfig's defaults)."""
-    try:
-        return tuple(_judge(j) for j in grading_settings({"judges": value or []}).judges)
-    except StudyConfigError as exc:
-        raise GradingConfigError(str(exc)) from exc
 
 
 def parse_grading_config(config: dict[str, Any]) -> GradingConfig:
@@ -84,7 +79,7 @@ def parse_grading_config(config: dict[str, Any]) -> GradingConfig:
     return GradingConfig(
         adjudication=grading.adjudication,
         rubric_gap=grading.rubric_gap,
-        judges=tuple(_judge(j) for j in grading.judges),
+        judge_names=grading.judges,
         report_fields=fields_,
     )
 

@@ -26,6 +26,7 @@ RUBRIC_TIERS = (
     ("Fail", 0, 7),
 )
 RUBRIC_COLUMNS = ["responder", "kind", "group", "case_id", "rubric"]
+FABRICATION_COLUMNS = ["responder", "kind", "group", "case_id", "fabrication"]
 
 
 class RubricError(ReaderStudyError, ValueError):
@@ -90,4 +91,35 @@ def rubric_frame(*, session: Session, study_id: int) -> pd.DataFrame:
         )
     frame = pd.DataFrame.from_records(records, columns=RUBRIC_COLUMNS)
     frame["rubric"] = frame["rubric"].astype("Int64")
+    return frame
+
+
+def report_fabrication(session: Session, study_id: int) -> dict[int, bool | None]:
+    """response id -> whether the judges found a fabricated finding (the active judgement's
+    ``fabrication``: true when any judge did; None when the judges were not asked)."""
+    rows = session.exec(
+        select(RubricJudgement.response_id, RubricJudgement.fabrication)
+        .join(Response, col(Response.id) == RubricJudgement.response_id)
+        .where(Response.study_id == study_id, col(RubricJudgement.active).is_(True))
+    ).all()
+    return {rid: None if flag is None else bool(flag) for rid, flag in rows}
+
+
+def fabrication_frame(*, session: Session, study_id: int) -> pd.DataFrame:
+    """One row per judged report whose judges said whether it fabricates: responder,
+    kind, group, case_id, fabrication (the input of ``scoring.fabrication_rates``)."""
+    flags = {rid: f for rid, f in report_fabrication(session, study_id).items() if f is not None}
+    rows = session.exec(
+        select(Response, Case.source_id)
+        .join(Case, col(Case.id) == Response.case_id)
+        .where(col(Response.id).in_(list(flags)))
+        .order_by(col(Response.id))
+    ).all()
+    responder = responder_columns(session=session, study_id=study_id)
+    records = [
+        {**responder(resp), "case_id": source_id, "fabrication": flags[resp.id or 0]}
+        for resp, source_id in rows
+    ]
+    frame = pd.DataFrame.from_records(records, columns=FABRICATION_COLUMNS)
+    frame["fabrication"] = frame["fabrication"].astype("boolean")
     return frame

@@ -1,20 +1,25 @@
-"""The Bench 2 rubric judge: two LLM judges score each report 0-40 against the reference.
+"""The Bench 2 rubric judge: one or two LLM judges score each report 0-40 against the reference.
 
 A judge sees the reference report and one candidate report as text, never the
 images and never who wrote it (a reader and a model go through the same call).
-Its instructions are a versioned prompt (``reader_app/prompts/judges/``); the
-reply is strict JSON with an integer ``score`` 0..40.
+Both texts are framed with a random boundary per request. Its instructions are
+a versioned prompt (``reader_app/prompts/judges/``); the reply must be exactly
+one JSON object ``{"core_finding", "score" (whole 0..40), "fabrication"
+(true/false), "reason"}`` and nothing else.
 
-Two judges whose scores differ by at most ``gap`` points (default 8) agree:
+One judge: its score stands (stored as ``agree``) unless an adjudicator grades
+the report. Two judges whose scores differ by at most ``gap`` points (default 8) agree:
 the report's rubric score is their mean, rounded half up. A wider gap is a
 disagreement, and the report waits in the blinded "Reports" queue of the
 adjudication page for a human grade. An error (timeout, HTTP error, an
 unparseable reply) stores nothing, so the report is asked again next run.
 
-Each judge's reply is cached by (prompt version, endpoint, model, reference
-text, candidate text): identical report texts, from a person or a model, cost
-one call per judge. A new prompt version re-judges every report that has no
-human grade; the judgement under the old version is kept, inactive.
+The judgement's ``fabrication`` is true when any judge found a fabricated
+finding. Each judge's reply is cached by (prompt version, endpoint, model,
+request settings, reference text, candidate text): identical report texts,
+from a person or a model, cost one call per judge. A new prompt version re-
+judges every report that has no human grade; the judgement under the old
+version is kept, inactive.
 
 All HTTP goes through ``ask_chat``, the one place to point at another client.
 """
@@ -23,11 +28,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
@@ -35,25 +38,33 @@ from sqlmodel import Session, col, select
 from reader_app.audit import record_event
 from reader_app.auth import require_role
 from reader_app.grading.config import GradingConfigError, grading_config
-from reader_app.grading.diagnosis_judge import ChatReply, JudgeClient, JudgeConfig
+from reader_app.grading.diagnosis_judge import JudgeClient
 from reader_app.grading.rubric import report_responses
 from reader_app.grading.rubric_grades import RUBRIC_MAX
+from reader_app.llm import ChatReply
+from reader_app.llm.judge_text import StrictReplyError, frame, strict_object
+from reader_app.llm.judges import JudgeConfig
+from reader_app.llm.prompts import Prompt
+from reader_app.llm.prompts import load_judge_prompt as _load
 from reader_app.models import Reader, Response, RubricGrade, RubricJudgeCall, RubricJudgement, Study
 from reader_app.reports.cases import reference_reports, report_text
-from reader_app.runs.prompt import Prompt
 
-JUDGE_PROMPT_DIR = Path(__file__).resolve().parent.parent / "prompts" / "judges"
-RUBRIC_JUDGE_PROMPT = "rubric_judge_v1"
+# v2: the Bench 2 paper's wording, the fabrication flag, framed texts, a strict reply
+RUBRIC_JUDGE_PROMPT = "rubric_judge_v2"
 DEFAULT_GAP = 8
 MAX_TOKENS = 600
+REPLY_KEYS = ("core_finding", "score", "fabrication", "reason")
+V1_REPLY_KEYS = ("core_finding", "score", "reason")  # a prompt that asks for no fabrication flag
+
+
+def reply_keys(prompt: Prompt) -> tuple[str, ...]:
+    """The keys the prompt asks for: the fabrication flag only when it asks for one."""
+    return REPLY_KEYS if '"fabrication"' in prompt.text else V1_REPLY_KEYS
 
 
 def load_judge_prompt(version: str = RUBRIC_JUDGE_PROMPT) -> Prompt:
-    path = JUDGE_PROMPT_DIR / f"{version}.txt"
-    if "/" in version or not path.is_file():
-        known = ", ".join(sorted(p.stem for p in JUDGE_PROMPT_DIR.glob("*.txt")))
-        raise FileNotFoundError(f"no judge prompt {version!r} (known: {known})")
-    return Prompt(version=version, text=path.read_text(encoding="utf-8").strip())
+    """A judge prompt by version (``reader_app.llm.prompts``; default the current one)."""
+    return _load(version)
 
 
 @dataclass(frozen=True)
@@ -71,6 +82,7 @@ class RubricReply:
     raw: str = ""
     error: str | None = None
     cached: bool = False
+    fabrication: bool | None = None  # None: not said (a cached call of an older prompt)
 
 
 class RubricParseError(ValueError):
@@ -79,47 +91,53 @@ class RubricParseError(ValueError):
 
 def rubric_messages(prompt: Prompt, request: RubricRequest) -> list[dict[str, str]]:
     user = (
-        f"Reference report:\n<<<\n{request.reference}\n>>>\n\n"
-        f"Candidate report (between the markers):\n<<<\n{request.candidate}\n>>>"
+        f"Reference report:\n{frame('reference', request.reference)}\n\n"
+        f"Candidate report:\n{frame('candidate', request.candidate)}"
     )
     return [{"role": "system", "content": prompt.text}, {"role": "user", "content": user}]
 
 
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.IGNORECASE)
-_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+def parse_rubric_reply(
+    content: str, keys: tuple[str, ...] = REPLY_KEYS
+) -> tuple[int, bool | None, str]:
+    """Exactly ``{"core_finding", "score", "fabrication", "reason"}`` (or ``keys``) ->
+    (score, fabrication, reason); a fraction, a bool score or a non-bool fabrication
+    is refused. Without ``fabrication`` in ``keys`` it is None."""
+    try:
+        data = strict_object(content, keys)
+    except StrictReplyError as exc:
+        raise RubricParseError(str(exc)) from None
+    score, fabrication = data["score"], data.get("fabrication")
+    if isinstance(score, bool) or not isinstance(score, int) or not 0 <= score <= RUBRIC_MAX:
+        raise RubricParseError(f"score must be a whole number 0..{RUBRIC_MAX}, got {score!r:.40}")
+    if "fabrication" in keys and not isinstance(fabrication, bool):
+        raise RubricParseError(f"fabrication must be true or false, got {fabrication!r:.40}")
+    if not isinstance(data["reason"], str) or not isinstance(data["core_finding"], str):
+        raise RubricParseError("core_finding and reason must be strings")
+    return score, fabrication, data["reason"][:1000]
 
 
 def parse_rubric_score(content: str) -> tuple[int, str]:
-    """``{"score": 0..40, "reason": ...}`` -> (score, reason); a fraction or bool is refused."""
-    text = _FENCE.sub("", (content or "").strip())[:20_000]
-    for chunk in (text, *_OBJECT.findall(text)):
-        try:
-            data = json.loads(chunk)
-        except (json.JSONDecodeError, TypeError):
-            continue
-        if not isinstance(data, dict) or "score" not in data:
-            continue
-        score = data["score"]
-        if isinstance(score, bool) or not isinstance(score, int) or not 0 <= score <= RUBRIC_MAX:
-            raise RubricParseError(f"score must be a whole number 0..{RUBRIC_MAX}, got {score!r}")
-        return score, str(data.get("reason", ""))[:1000]
-    raise RubricParseError("no JSON object with a score in the reply")
+    """(score, reason) of a strict reply (``parse_rubric_reply``)."""
+    score, _fabrication, reason = parse_rubric_reply(content)
+    return score, reason
 
 
 def ask_chat(client: JudgeClient, messages: list[dict[str, str]]) -> ChatReply:
-    """The one call to a chat-completions endpoint (retries, timeouts: the client's)."""
+    """The one call to a chat-completions endpoint (retries, timeouts, reply cap: the
+    client's; request settings: the judge's, ``max_tokens`` default 600)."""
     return client.chat(messages, max_tokens=MAX_TOKENS)
 
 
 def ask_rubric(client: JudgeClient, prompt: Prompt, request: RubricRequest) -> RubricReply:
     reply = ask_chat(client, rubric_messages(prompt, request))
-    if reply.content is None:
+    if reply.error is not None:
         return RubricReply(None, raw=reply.raw, error=reply.error)
     try:
-        score, reason = parse_rubric_score(reply.content)
+        score, fabrication, reason = parse_rubric_reply(reply.text, reply_keys(prompt))
     except RubricParseError as exc:
         return RubricReply(None, raw=reply.raw, error=f"unparseable reply: {exc}")
-    return RubricReply(score, reason, reply.raw)
+    return RubricReply(score, reason, reply.raw, fabrication=fabrication)
 
 
 def _normal(text: str) -> str:
@@ -132,6 +150,7 @@ def rubric_cache_key(config: JudgeConfig, prompt: Prompt, request: RubricRequest
             prompt.version,
             config.endpoint,
             config.model,
+            config.params(MAX_TOKENS),
             _normal(request.reference),
             _normal(request.candidate),
         ],
@@ -152,7 +171,9 @@ class DbRubricCache:
         ).first()
         if row is None:
             return None
-        return RubricReply(row.score, row.reason or "", row.reply, cached=True)
+        return RubricReply(
+            row.score, row.reason or "", row.reply, cached=True, fabrication=row.fabrication
+        )
 
     def put(self, key: str, config: JudgeConfig, prompt: Prompt, reply: RubricReply) -> None:
         if reply.score is None or self.get(key) is not None:
@@ -168,6 +189,7 @@ class DbRubricCache:
                         score=reply.score,
                         reason=reply.reason,
                         reply=reply.raw,
+                        fabrication=reply.fabrication,
                     )
                 )
         except IntegrityError:
@@ -184,10 +206,19 @@ class RubricOutcome:
     def scores(self) -> list[int | None]:
         return [r.score for r in self.replies]
 
+    @property
+    def fabrication(self) -> bool | None:
+        """True when any judge found a fabrication; None when one of them did not say."""
+        flags = [r.fabrication for r in self.replies]
+        if any(f is True for f in flags):
+            return True
+        return None if not flags or any(f is None for f in flags) else False
+
 
 def combine_scores(replies: Sequence[RubricReply], gap: int = DEFAULT_GAP) -> RubricOutcome:
-    """Agree within ``gap`` points (score: the mean, rounded half up); else disagree."""
-    if len(replies) < 2 or any(r.score is None for r in replies):
+    """One judge: its score stands. Two or more: agree within ``gap`` points (score: the
+    mean, rounded half up), else disagree."""
+    if not replies or any(r.score is None for r in replies):
         return RubricOutcome("error", None, tuple(replies))
     scores = [r.score for r in replies if r.score is not None]
     if max(scores) - min(scores) > gap:
@@ -208,8 +239,8 @@ def judge_reports(
     max_workers: int = 4,
 ) -> list[RubricOutcome]:
     """Every judge on every request; one call per distinct (judge, cache key), cache first."""
-    if len(judges) < 2:
-        raise ValueError("a rubric score needs at least two judges")
+    if not judges:
+        raise ValueError("a rubric score needs at least one judge")
     keys = [[rubric_cache_key(j.config, prompt, r) for j in judges] for r in requests]
     answers: dict[tuple[int, str], RubricReply] = {}
     todo: dict[tuple[int, str], RubricRequest] = {}
@@ -310,8 +341,8 @@ def judge_study_reports(
     assert study.id is not None
     config = grading_config(study)
     configs = tuple(judges) if judges is not None else config.judges
-    if len(configs) < 2:
-        raise GradingConfigError("This study has no judge pair configured ([[grading.judges]]).")
+    if not configs:
+        raise GradingConfigError("This study has no judges configured ([[grading.judges]]).")
     prompt = prompt or load_judge_prompt()
     gap = config.rubric_gap if gap is None else gap
     if gap < 0 or gap > RUBRIC_MAX:
@@ -365,6 +396,7 @@ def judge_study_reports(
                 status=outcome.status,
                 score=outcome.score,
                 gap=gap,
+                fabrication=outcome.fabrication,
             )
         )
     record_event(

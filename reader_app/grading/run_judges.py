@@ -1,9 +1,9 @@
 """Run the study's LLM judges over the ungraded answers and lock agreed verdicts.
 
 Items already started by a human adjudicator are left to the humans. A judge
-verdict is stored with source ``judge``; a disagreement, an error or an
-unparseable reply leaves the item in the human queue (and, not being cached,
-it is asked again on the next run).
+verdict (one judge's, or two that agree) is stored with source ``judge``; a
+disagreement, an error or an unparseable reply leaves the item in the human
+queue (and, not being cached, it is asked again on the next run).
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from reader_app.grading.config import GradingConfigError, grading_config
 from reader_app.grading.diagnosis_judge import (
     DbJudgeCache,
     JudgeClient,
-    JudgeConfig,
     JudgeRequest,
     judge_requests,
 )
 from reader_app.grading.key import study_key
 from reader_app.grading.memory import ConcurrentDecision, active_verdicts, record_verdict
 from reader_app.grading.queue import active_decisions
+from reader_app.llm.judges import JudgeConfig
 from reader_app.models import Reader, Study
 
 
@@ -65,8 +65,8 @@ def judge_pending(
     --judge``) and ``run_judges``. Key and memory grading come first; commits."""
     assert study.id is not None
     configs = tuple(judges)
-    if len(configs) < 2:
-        raise GradingConfigError("This study has no judge pair configured ([[grading.judges]]).")
+    if not configs:
+        raise GradingConfigError("This study has no judges configured ([[grading.judges]]).")
     autograde_study(session=session, study_id=study.id, actor=actor, model_run_id=model_run_id)
     key = study_key(session=session, study_id=study.id)
     verdicts = active_verdicts(session=session, study_id=study.id)

@@ -11,7 +11,10 @@ Bounds on one request:
 - ``deadline_s``: the whole request, connect + send + read of the headers and
   the full body. A server that drips one byte every 0.2 s is cut here, which
   the per-read timeout alone never does;
-- ``max_reply_bytes``: a body larger than this is an error, read no further.
+- ``max_reply_bytes``: a body larger than this is an error, read no further. The
+  cap holds for the *decoded* bytes of every ``Content-Encoding`` layer
+  (``reader_app.llm.decode.BoundedDecoder``), so a tiny ``gzip, gzip`` body that
+  claims gigabytes is cut at the cap, never inflated first.
 
 Retries go through ``stamina`` (exponential backoff with jitter): timeouts,
 dropped connections and ``RETRY_STATUSES`` are retried up to ``max_attempts``
@@ -45,6 +48,7 @@ import httpx
 import stamina
 
 from reader_app.errors import ReaderStudyError
+from reader_app.llm.decode import ACCEPT_ENCODING, BoundedDecoder, DecodeRefused
 from reader_app.llm.endpoint import endpoint_host, public_url
 from reader_app.llm.reply import ChatReply, ReplyShapeError, parse_completion
 
@@ -144,7 +148,9 @@ class ChatClient:
         self.backoff_s = backoff_s
         self.backoff_max_s = backoff_max_s
         self.max_reply_bytes = max_reply_bytes
-        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._headers = {"Accept-Encoding": ACCEPT_ENCODING}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
 
     def __repr__(self) -> str:
         return f"ChatClient({self.url!r})"
@@ -249,19 +255,20 @@ class ChatClient:
         raise EndpointError(message, status=status, body=text)
 
     async def _read_capped(self, resp: httpx.Response) -> bytes:
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in resp.aiter_bytes():
-            size += len(chunk)
-            if size > self.max_reply_bytes:
-                head = b"".join(chunks)[:MAX_ERROR_BODY].decode("utf-8", "replace")
-                raise EndpointError(
-                    f"reply body over {self.max_reply_bytes} bytes from {self.host}",
-                    status=resp.status_code,
-                    body=head,
-                )
-            chunks.append(chunk)
-        return b"".join(chunks)
+        """The body, decoded layer by layer under ``max_reply_bytes`` decoded bytes."""
+        decoder: BoundedDecoder | None = None
+        try:
+            decoder = BoundedDecoder(resp.headers.get("content-encoding"), cap=self.max_reply_bytes)
+            async for raw in resp.aiter_raw():
+                decoder.feed(raw)
+            return decoder.finish()
+        except DecodeRefused as exc:
+            head = decoder.head[:MAX_ERROR_BODY] if decoder is not None else b""
+            raise EndpointError(
+                f"{exc} from {self.host}",
+                status=resp.status_code,
+                body=head.decode("utf-8", "replace"),
+            ) from None
 
 
 def _run_to_completion(coro: Coroutine[Any, Any, ChatReply]) -> ChatReply:

@@ -16,11 +16,12 @@ class ReplyShapeError(ValueError):
 
 @dataclass(frozen=True)
 class ChatReply:
-    """One successful completion.
+    """One completion, or (for callers that never raise, the judges) why there is none.
 
     ``text`` is the assistant's text (string content, the text parts of list
     content, or the refusal when there is no text); ``model`` is the model the
-    server says answered (``""`` when it does not say).
+    server says answered (``""`` when it does not say). ``error`` is set only on
+    a failed call (``ChatReply.failed``), and then ``text`` is empty.
     """
 
     text: str
@@ -29,6 +30,16 @@ class ChatReply:
     latency_s: float = 0.0
     attempts: int = 1
     finish_reason: str | None = None
+    error: str | None = None
+
+    @staticmethod
+    def failed(error: str) -> ChatReply:
+        return ChatReply(text="", error=error)
+
+    @property
+    def raw(self) -> str:
+        """The reply text as stored with a judge call (its first 4,000 characters)."""
+        return self.text[:4000]
 
 
 def _bounded_int(digits: str) -> int | None:

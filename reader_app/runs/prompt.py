@@ -1,36 +1,35 @@
-"""Versioned prompt files and the chat message a model receives for one case.
+"""The chat message a model receives for one case, and which built-in prompt a run gets.
 
-Built-in prompts live in ``reader_app/prompts/<version>.txt`` and are never
-edited once used: a changed instruction is a new file (``radle_v2.txt``).
-A prompt given as a path is versioned by its content, ``<stem>-<sha256[:8]>``,
-so an edited file can never pass for the one an earlier run used. Every run
-records the version and the full sha256.
+Prompt files and their loading live in ``reader_app.llm.prompts`` (runs and
+judges share them); ``Prompt`` and ``load_prompt`` are imported here for the
+run modules.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-PROMPT_DIR = Path(__file__).resolve().parent.parent / "prompts"
-DEFAULT_PROMPT = "radle_v1"
+from reader_app.llm.prompts import DEFAULT_PROMPT, PROMPT_DIR, Prompt, builtin_prompts, load_prompt
+
+__all__ = [
+    "DEFAULT_PROMPT",
+    "GROUNDED_PROMPT",
+    "PROMPT_DIR",
+    "CaseImageBytes",
+    "Prompt",
+    "builtin_prompts",
+    "case_messages",
+    "default_prompt",
+    "load_prompt",
+    "png_data_url",
+]
+
 # asks for the finding's location too (scoring.io.location_output); the default
 # of a study with ``grounding = true``
 GROUNDED_PROMPT = "radle_grounded_v1"
-
-
-@dataclass(frozen=True)
-class Prompt:
-    version: str
-    text: str
-
-    @property
-    def sha256(self) -> str:
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -48,32 +47,10 @@ class CaseImageBytes:
         return " · ".join(part for part in (self.label, window) if part)
 
 
-def builtin_prompts() -> list[str]:
-    return sorted(p.stem for p in PROMPT_DIR.glob("*.txt"))
-
-
 def default_prompt(*, grounding: bool) -> str:
     """The built-in prompt a run gets when none is named: the grounded one for a
     study whose readers mark locations, so models are asked for one too."""
     return GROUNDED_PROMPT if grounding else DEFAULT_PROMPT
-
-
-def load_prompt(spec: str | Path | None = None) -> Prompt:
-    """A built-in prompt by version name (default ``radle_v1``) or a prompt file by path."""
-    spec = spec or DEFAULT_PROMPT
-    builtin = PROMPT_DIR / f"{spec}.txt"
-    if isinstance(spec, str) and "/" not in spec and builtin.is_file():
-        return Prompt(version=str(spec), text=builtin.read_text(encoding="utf-8").strip())
-    path = Path(spec)
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"no prompt file {str(spec)!r} (built-in prompts: {', '.join(builtin_prompts())})"
-        )
-    text = path.read_text(encoding="utf-8").strip()
-    if not text:
-        raise ValueError(f"prompt file {path} is empty")
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return Prompt(version=f"{path.stem[:48]}-{digest[:8]}", text=text)
 
 
 def png_data_url(png: bytes) -> str:

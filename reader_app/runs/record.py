@@ -18,8 +18,9 @@ from sqlalchemy import update
 from sqlmodel import Session, col, select
 
 from reader_app.errors import ReaderStudyError
+from reader_app.llm.prompts import Prompt, load_prompt
+from reader_app.llm.request import request_params
 from reader_app.models import Case, ModelRun, Response, Study, utcnow
-from reader_app.runs.prompt import Prompt, load_prompt
 from scoring.io import ParsedAnswer
 
 STRIP_MODES = ("slices", "montage")
@@ -71,13 +72,12 @@ class RunSpec:
 
     def sampling(self) -> dict[str, Any]:
         """Request fields besides model and messages; ``extra`` wins, and None drops a field."""
-        merged: dict[str, Any] = {
-            "temperature": self.temperature,
-            "seed": self.seed,
-            "max_tokens": self.max_tokens,
-            **self.extra,
-        }
-        return {k: v for k, v in merged.items() if v is not None}
+        return request_params(
+            temperature=self.temperature,
+            seed=self.seed,
+            max_tokens=self.max_tokens,
+            extra=self.extra,
+        )
 
     def request_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         return {"model": self.model, "messages": messages, **self.sampling()}

@@ -36,6 +36,7 @@ class Reply:
     delay_s: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
     raw_body: str | None = None  # sent as is, instead of a chat-completions object
+    body_bytes: bytes | None = None  # sent as is (e.g. gzip layers, with their headers)
     drip_s: float = 0.0  # > 0: send the body one byte at a time, this far apart
     model: str | None = None  # the model the reply claims (default: the one asked)
 
@@ -215,7 +216,9 @@ class OpenAIStub:
                 reply = stub._next(request)
                 if reply.delay_s and stub._stop.wait(reply.delay_s):
                     return
-                if reply.raw_body is not None:
+                if reply.body_bytes is not None:
+                    payload: str | bytes = reply.body_bytes
+                elif reply.raw_body is not None:
                     payload = reply.raw_body
                 elif reply.status != 200:
                     payload = json.dumps({"error": {"message": f"status {reply.status}"}})
@@ -225,9 +228,13 @@ class OpenAIStub:
                 self._send(reply.status, payload, reply.headers, reply.drip_s)
 
             def _send(
-                self, status: int, payload: str, headers: dict[str, str], drip_s: float = 0.0
+                self,
+                status: int,
+                payload: str | bytes,
+                headers: dict[str, str],
+                drip_s: float = 0.0,
             ) -> None:
-                data = payload.encode("utf-8")
+                data = payload if isinstance(payload, bytes) else payload.encode("utf-8")
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0026_run_cohort"
-down_revision: str | Sequence[str] | None = "0021_grounding"
+down_revision: str | Sequence[str] | None = "0023_judge_fabrication"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

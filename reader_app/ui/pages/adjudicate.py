@@ -165,7 +165,7 @@ if reports_mode:
         state["_rubric_item"] = rubric_view.item.item_id
         rubric_panel(rubric_view.item, _save_rubric)
 else:
-    if config.judges:
+    if config.judge_names:
         st.button(
             "Ask the judges about waiting answers", key="adj_run_judges", on_click=_ask_judges
         )

@@ -142,25 +142,43 @@ def test_cli_judge_reports(
 ) -> None:
     study = _study(session, settings, graded=False)
 
+    def reply(score: int, body: dict[str, Any]) -> Say:
+        data: dict[str, Any] = {"core_finding": "x", "score": score, "reason": ""}
+        if '"fabrication"' in str(body["messages"][0]["content"]):  # v2 asks for the flag
+            data["fabrication"] = False
+        return Say(json.dumps(data))
+
     def score(body: dict[str, Any]) -> Say:
         text = str(body["messages"][-1]["content"]).split("Candidate report")[1]
-        return Say(json.dumps({"score": 40 if "impression 40" in text else 12}))
+        return reply(40 if "impression 40" in text else 12, body)
 
     server.script("judge-a", score)
-    server.script("judge-b", Say(json.dumps({"score": 14})))
+    server.script("judge-b", lambda body: reply(14, body))
     args = ["judge-reports", study.slug, "--judge", server.base_url, "judge-a",
             "--judge", server.base_url, "judge-b"]  # fmt: skip
     assert main(args) == 0
     out = capsys.readouterr().out
     # 8 reports: 7 at 12 vs 14 agree (13); the one "impression 40" is 40 vs 14: disagree
-    assert "judged 8 report(s) with prompt rubric_judge_v1: 7 agreed, 1 sent" in out
+    assert "judged 8 report(s) with prompt rubric_judge_v2: 7 agreed, 1 sent" in out
     assert main(args) == 0
     assert "judged 0 report(s)" in capsys.readouterr().out
     assert main([*args, "--gap", "30"]) == 0  # same prompt: the stored judgements stand
     assert "judged 0" in capsys.readouterr().out
-    assert main(["judge-reports", study.slug, "--judge", server.base_url, "judge-a"]) == 2
-    assert "give exactly two judges" in capsys.readouterr().err
+    three = [*args, "--judge", server.base_url, "judge-c"]
+    assert main(three) == 2
+    assert "give one or two judges" in capsys.readouterr().err
     assert main([*args, "--prompt", "nope"]) == 2
     assert "no judge prompt 'nope'" in capsys.readouterr().err
     assert main(["judge-reports", study.slug]) == 2
-    assert "no judge pair configured" in capsys.readouterr().err
+    assert "no judges configured" in capsys.readouterr().err
+    # one judge of the operator's command line, its request settings given there
+    server.calls.clear()
+    one = ["judge-reports", study.slug, "--judge", server.base_url, "judge-a",
+           "--prompt", "rubric_judge_v1", "--judge-temperature", "none",
+           "--judge-extra", '{"reasoning_effort": "low"}']  # fmt: skip
+    assert main(one) == 0
+    assert "judged 8 report(s) with prompt rubric_judge_v1: 8 agreed" in capsys.readouterr().out
+    assert all("temperature" not in c.body for c in server.calls)
+    assert {c.body["reasoning_effort"] for c in server.calls} == {"low"}
+    assert main([*one[:5], "--judge-extra", "[1]"]) == 2
+    assert "--judge-extra: must be a table or a JSON object" in capsys.readouterr().err

@@ -112,6 +112,8 @@ INTERNAL = {
     "reader_app/grading/diagnosis_judge.py:JudgeParseError",  # a judge reply, caught by the caller
     "reader_app/grading/rubric_judge.py:RubricParseError",  # likewise, for rubric judges
     "reader_app/llm/reply.py:ReplyShapeError",  # becomes an EndpointError inside the client
+    "reader_app/llm/decode.py:DecodeRefused",  # likewise
+    "reader_app/llm/judge_text.py:StrictReplyError",  # a judge reply, caught by the caller
 }
 
 

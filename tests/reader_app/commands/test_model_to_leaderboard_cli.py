@@ -230,8 +230,9 @@ def test_run_model_judge_options_are_checked(
     settings: Settings, session: Session, capsys: pytest.CaptureFixture[str]
 ) -> None:
     base = ["run-model", "study", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m"]
-    code, _, err = run_cli(capsys, *base, "--judge", "http://127.0.0.1:9/v1", "j")
-    assert code == 2 and "give two judges" in err
+    three = [arg for name in "abc" for arg in ("--judge", "http://127.0.0.1:9/v1", name)]
+    code, _, err = run_cli(capsys, *base, *three)
+    assert code == 2 and "one or two judges" in err
     both = ["--judge", "http://127.0.0.1:9/v1", "a", "--judge", "http://127.0.0.1:9/v1", "b"]
     code, _, err = run_cli(capsys, *base, *both, "--no-autograde")
     assert code == 2 and "leave out --no-autograde" in err

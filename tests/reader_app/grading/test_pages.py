@@ -161,3 +161,58 @@ def test_reports_queue_and_agreement_panel(
     at.button(key="rubric_save").click().run()
     assert not at.exception and "33 / 40" in plain(at.success[0].value)
     assert rubric_frame(session=session, study_id=study.id or 0)["rubric"].tolist() == [33]
+
+
+def _peak_rss_kb() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+def test_ask_the_judges_from_the_page_one_server_judge_and_a_gzip_bomb(
+    app_for: Callable[[str], AppTest],
+    session: Session,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 26: a one-judge study, its judge the server's; issue 32 item 2: a judge that
+    answers a stacked-gzip bomb cannot blow the serving process (same 4 MiB cap)."""
+    from tests.reader_app.llm.test_decode import gzip_gzip_bomb
+    from tests.support.openai_stub import OpenAIStub, Reply
+    from tests.support.server_judges import define_judges
+
+    with OpenAIStub() as stub:
+        define_judges(
+            monkeypatch,
+            settings.data_dir,
+            {"judge-a": {"url": stub.base_url, "model": "judge-a", "max_attempts": 1}},
+        )
+        study = make_key_study(
+            session, settings.asset_dir, config={"grading": {"judges": [{"name": "judge-a"}]}}
+        )
+        r1 = reader(session, study, "R01")
+        answer(
+            session, study, case_by_source(session, study, "chest-02"), "Pectus carinatum", by=r1
+        )
+        answer(session, study, case_by_source(session, study, "bone-01"), "Melorheostosis", by=r1)
+        token = make_reader(session, study, code="A01", role="adjudicator").token
+        bomb = gzip_gzip_bomb()
+        stub.queue(
+            Reply('{"verdict": "incorrect", "reason": "different entity"}'),
+            Reply(body_bytes=bomb, headers={"Content-Encoding": "gzip, gzip"}),
+        )
+        at = app_for(token)
+        assert at.metric[0].value == "2"
+        before = _peak_rss_kb()
+        at.button(key="adj_run_judges").click().run()
+        growth_mb = (_peak_rss_kb() - before) / 1024
+        assert not at.exception
+        assert stub.served() == 2
+        message = plain(at.success[0].value)
+        assert "Judges asked about 2 answers: 1 agreed" in message and "1 failed" in message
+        assert growth_mb < 300  # the 13 KB body decodes to 1 GiB: cut at 4 MiB
+        assert at.metric[0].value == "1"
+        session.expire_all()
+        verdicts = session.exec(select(Verdict).where(Verdict.source == "judge")).all()
+        assert [(v.correct, v.decided_by) for v in verdicts] == [(0, "judge:judge-a")]

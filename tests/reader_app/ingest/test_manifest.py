@@ -185,16 +185,16 @@ def test_study_toml_grading_table_is_accepted(tmp_path: Path) -> None:
     """docs/grading.md's [grading] table: the importer, exam and grading read one schema."""
     (tmp_path / "study.toml").write_text(
         'report_fields = ["findings"]\n[grading]\nadjudication = "double"\n'
-        '[[grading.judges]]\nurl = "http://127.0.0.1:9/v1"\nmodel = "a"\n'
-        '[[grading.judges]]\nurl = "http://127.0.0.1:9/v1"\nmodel = "b"\ntimeout_s = 5\n'
+        '[[grading.judges]]\nname = "a"\n'
+        '[[grading.judges]]\nname = "b"\n'
     )
     config = load_study_config(tmp_path / "study.toml", title="x", practice_cases=0)
     assert config.grading.adjudication == "double"
     stored = json.loads(json.dumps(config.to_json()))  # what Study.config_json holds
     graded = parse_grading_config(stored)
     assert graded.double and graded.report_fields == ("findings",)
-    # JudgeConfig's own defaults fill what study.toml leaves out
-    assert [(j.model, j.timeout_s) for j in graded.judges] == [("a", 30.0), ("b", 5.0)]
+    # the study names judges; what they are is the server's (READERSTUDY_JUDGES)
+    assert graded.judge_names == ("a", "b")
     assert StudyConfig.from_stored(stored, title="x") == config
 
 
@@ -212,7 +212,12 @@ def test_study_toml_grading_table_is_accepted(tmp_path: Path) -> None:
         ("title = '" + "t" * 201 + "'", "'title'.*201 characters long; the limit is 200"),
         ('title = "a\\u0000b"', "'title'.*control character U\\+0000"),
         ("[grading]\nadjudication = 'triple'", "grading.adjudication"),
-        ("[grading]\njudges = [{url = 'http://x', model = 'm'}]", "grading.judges.*two judges"),
+        ("[grading]\njudges = [{url = 'http://x', model = 'm'}]", "grading.judges.0..url"),
+        ("[grading]\njudges = [{name = 'a', api_key_env = 'X'}]", "grading.judges.0..api_key_env"),
+        ("[grading]\njudges = [{name = 'a', model = 'm'}]", "grading.judges.0..model.*unknown"),
+        ("[grading]\njudges = ['a', 'a']", "grading.judges.*same judge twice"),
+        ("[grading]\njudges = ['a', 'b', 'c']", "grading.judges.*one or two judges"),
+        ("[grading]\njudges = [{name = 'a b'}]", "grading.judges.0..name"),
         ("[grading]\nmode = 'x'", "grading.mode"),
     ],
 )
