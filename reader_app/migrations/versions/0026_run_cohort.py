@@ -1,7 +1,7 @@
 """run cohort: a model run's free-text cohort (frontier, open-weight, medical, ...)
 
 Revision ID: 0026_run_cohort
-Revises: 0021_grounding
+Revises: 0023_judge_fabrication
 """
 
 from collections.abc import Sequence
