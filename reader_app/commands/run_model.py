@@ -91,7 +91,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--temperature", type=_optional_float, default=0.0, help="'none' to omit")
     p.add_argument("--seed", type=_optional_int, default=0, help="'none' to omit")
-    p.add_argument("--max-tokens", type=_optional_int, default=1024, help="'none' to omit")
+    p.add_argument(
+        "--max-tokens",
+        type=_optional_int,
+        default=4096,
+        help="reply length cap (default 4096: room for a long report); 'none' to omit",
+    )
     p.add_argument(
         "--extra",
         default="{}",

@@ -42,7 +42,7 @@ class RunSpec:
     group: str | None = None
     temperature: float | None = 0.0
     seed: int | None = 0
-    max_tokens: int | None = 1024
+    max_tokens: int | None = 4096  # room for a long report (Bench 2); docs/model-runs.md
     extra: Mapping[str, Any] = field(default_factory=dict)
     strip_mode: str = "slices"
     # report cases (Bench 2): the prompt they get, and slices per request (None: all at once)

@@ -14,10 +14,10 @@ from typing import Any
 from reader_app.ingest.assets import load_asset
 from reader_app.llm import ChatClient, EndpointError, FatalEndpointError
 from reader_app.models import utcnow
+from reader_app.runs.case_job import CaseJob, Outcome
 from reader_app.runs.image_groups import concatenate, group_images, group_messages
 from reader_app.runs.prompt import CaseImageBytes, Prompt, case_messages
 from reader_app.runs.record import RunSpec
-from reader_app.runs.runner import CaseJob, Outcome
 from reader_app.text_policy import clean_model_text
 from scoring.io.report_output import ParsedReport, parse_report
 

@@ -38,8 +38,10 @@ from reader_app.llm import ChatClient, EndpointError, FatalEndpointError
 from reader_app.models import Case, ModelRun, Response, ResponseRevision, Study, utcnow
 from reader_app.reports.cases import report_case_ids
 from reader_app.runs import lease
+from reader_app.runs.case_job import CaseJob, Outcome
 from reader_app.runs.grounded import stored_location
 from reader_app.runs.prompt import CaseImageBytes, Prompt, case_messages, load_prompt
+from reader_app.runs.report_ask import ask_report_case
 from reader_app.runs.record import (
     DEFAULT_REPORT_PROMPT,
     RunSpec,
@@ -55,27 +57,8 @@ from scoring.io.model_output import MAX_REPLY_CHARS, parse_model_output
 log = logging.getLogger(__name__)
 
 
-def ask_report(
-    job: CaseJob, *, client: ChatClient, spec: RunSpec, prompt: Prompt, asset_dir: Path
-) -> Outcome:
-    """A report case (Bench 2); see runs/report_ask.py."""
-    from reader_app.runs.report_ask import ask_report_case  # it builds on this module
-
-    return ask_report_case(job, client=client, spec=spec, prompt=prompt, asset_dir=asset_dir)
-
-
 class RunAborted(ReaderStudyError, RuntimeError):
     """The endpoint refused in a way no retry can fix; answers so far are kept."""
-
-
-@dataclass(frozen=True)
-class CaseJob:
-    case_id: int
-    source_id: str
-    history: str | None
-    images: tuple[ImageView, ...]
-    answer: str = "diagnosis"  # or "report" (runs/report_ask.py)
-    kind: str = "spot"  # or "strip": how a location's image number maps to a slice
 
 
 @dataclass
@@ -131,17 +114,6 @@ def case_jobs(*, session: Session, study: Study, strip_mode: str) -> list[CaseJo
         what = "a montage image" if strip_mode == "montage" else "images"
         raise ValueError(f"case(s) without {what}: {', '.join(lacking[:20])}")
     return jobs
-
-
-@dataclass(frozen=True)
-class Outcome:
-    job: CaseJob
-    shown_at: datetime
-    answered_at: datetime
-    raw_reply: str | None
-    meta: dict[str, Any]
-    parsed: dict[str, Any]
-    location_json: str | None = None  # reader_app.grounding's column text
 
 
 def _failure(job: CaseJob, shown_at: datetime, error: str, **meta: Any) -> Outcome:
@@ -399,7 +371,7 @@ def run_model(
                 pool.submit(ask, job, client=client, spec=spec, prompt=prompt, asset_dir=asset_dir)
                 if job.answer != "report" or report_prompt is None
                 else pool.submit(
-                    ask_report,
+                    ask_report_case,
                     job,
                     client=client,
                     spec=spec,
