@@ -37,6 +37,7 @@ from typing import Any
 
 from reader_app.errors import ReaderStudyError
 from reader_app.ingest.windows import WINDOW_PRESETS
+from reader_app.runs.prompt import builtin_prompts
 from reader_app.text_rules import MAX_CONSENT, MAX_LABEL, MAX_TITLE, text_problem
 
 DEFAULT_LIKERT: tuple[str, str, str, str, str] = (
@@ -64,6 +65,7 @@ KEYS = (
     "grounding_required",
     "grounding_tolerance_px",
     "grading",
+    "report_prompt",
 )
 GRADING_KEYS = ("adjudication", "judges", "rubric_gap")
 DEFAULT_RUBRIC_GAP = 8  # judges further apart than this (0..40) go to an adjudicator
@@ -112,6 +114,9 @@ class StudyConfig:
     grounding_required: bool = True
     grounding_tolerance_px: float = 0.0
     grading: GradingSettings = field(default_factory=GradingSettings)
+    # the built-in prompt report cases get (run-model's --report-prompt wins); None: the
+    # region-neutral default (runs.record.DEFAULT_REPORT_PROMPT)
+    report_prompt: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -188,6 +193,8 @@ class StudyConfig:
             config = replace(config, grounding_tolerance_px=float(tol))
         if "grading" in raw:
             config = replace(config, grading=grading_settings(raw["grading"]))
+        if "report_prompt" in raw:
+            config = replace(config, report_prompt=_report_prompt(raw["report_prompt"]))
         return config
 
     @classmethod
@@ -233,6 +240,7 @@ class StudyConfig:
                 if _tolerance_ok(raw.get("grounding_tolerance_px"))
                 else 0.0
             ),
+            report_prompt=_stored_report_prompt(raw.get("report_prompt")),
             default_windows=(
                 (windows,)
                 if isinstance(windows, str)
@@ -241,6 +249,22 @@ class StudyConfig:
                 else ()
             ),
         )
+
+
+def _report_prompt(value: Any) -> str:
+    prompts = [p for p in builtin_prompts() if p.startswith("bench2")]
+    if not isinstance(value, str) or value not in prompts:
+        raise StudyConfigError(
+            "report_prompt", f"must name a built-in report prompt: {', '.join(prompts)}"
+        )
+    return value
+
+
+def _stored_report_prompt(value: Any) -> str | None:
+    try:
+        return _report_prompt(value) if value is not None else None
+    except StudyConfigError:
+        return None
 
 
 def _tolerance_ok(value: Any) -> bool:

@@ -21,6 +21,7 @@ class CaseJob:
     images: tuple[ImageView, ...]
     answer: str = "diagnosis"  # or "report" (runs/report_ask.py)
     kind: str = "spot"  # or "strip": how a location's image number maps to a slice
+    region: str | None = None  # the manifest's body region, told to report cases
 
 
 @dataclass(frozen=True)

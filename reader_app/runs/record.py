@@ -23,7 +23,8 @@ from reader_app.runs.prompt import Prompt, load_prompt
 from scoring.io.model_output import ParsedAnswer
 
 STRIP_MODES = ("slices", "montage")
-DEFAULT_REPORT_PROMPT = "bench2_v1"
+# names no body region; a study picks another in study.toml (report_prompt)
+DEFAULT_REPORT_PROMPT = "bench2_v2"
 # a text-only run's name ends so, wherever run names are shown (leaderboard,
 # charts, exports, the runs page): its figures are never mistaken for a seeing model's
 TEXT_ONLY_SUFFIX = " (text only)"

@@ -61,13 +61,23 @@ def ask_report_case(
                     total=len(images),
                     groups=len(groups),
                     send_images=send,
+                    region=job.region,
                 ),
             )
             for g in groups
         ]
     else:
         requests = [
-            ("", case_messages(prompt, history=job.history, images=images, send_images=send))
+            (
+                "",
+                case_messages(
+                    prompt,
+                    history=job.history,
+                    images=images,
+                    send_images=send,
+                    region=job.region,
+                ),
+            )
         ]
     shown_at = utcnow()
     parts: list[tuple[str, ParsedReport]] = []

@@ -32,6 +32,7 @@ from sqlmodel import Session, col, select
 
 from reader_app.audit import record_event
 from reader_app.errors import ReaderStudyError
+from reader_app.exam.config import exam_config
 from reader_app.exam.next_case import ImageView, case_view
 from reader_app.ingest.assets import AssetIntegrityError, load_asset
 from reader_app.llm import ChatClient, EndpointError, FatalEndpointError
@@ -41,7 +42,6 @@ from reader_app.runs import lease
 from reader_app.runs.case_job import CaseJob, Outcome
 from reader_app.runs.grounded import stored_location
 from reader_app.runs.prompt import CaseImageBytes, Prompt, case_messages, load_prompt
-from reader_app.runs.report_ask import ask_report_case
 from reader_app.runs.record import (
     DEFAULT_REPORT_PROMPT,
     RunSpec,
@@ -50,6 +50,7 @@ from reader_app.runs.record import (
     is_technical_failure,
     open_run,
 )
+from reader_app.runs.report_ask import ask_report_case
 from reader_app.text_policy import clean_model_text, store_raw
 from scoring.io.location_output import parse_location_output
 from scoring.io.model_output import MAX_REPLY_CHARS, parse_model_output
@@ -109,7 +110,9 @@ def case_jobs(*, session: Session, study: Study, strip_mode: str) -> list[CaseJo
         if not images:
             lacking.append(case.source_id)
         mode = "report" if case.id in reports else "diagnosis"
-        jobs.append(CaseJob(case.id, case.source_id, case.history, images, mode, case.kind))
+        jobs.append(
+            CaseJob(case.id, case.source_id, case.history, images, mode, case.kind, case.region)
+        )
     if lacking:
         what = "a montage image" if strip_mode == "montage" else "images"
         raise ValueError(f"case(s) without {what}: {', '.join(lacking[:20])}")
@@ -319,7 +322,9 @@ def run_model(
         raise ValueError("lease_s must be positive")
     jobs = case_jobs(session=session, study=study, strip_mode=spec.strip_mode)
     if any(j.answer == "report" for j in jobs) and spec.report_prompt is None:
-        spec = replace(spec, report_prompt=DEFAULT_REPORT_PROMPT)
+        # the study's own report prompt (study.toml), else the region-neutral default
+        study_prompt = exam_config(study).report_prompt
+        spec = replace(spec, report_prompt=study_prompt or DEFAULT_REPORT_PROMPT)
     report_prompt = load_prompt(spec.report_prompt) if spec.report_prompt else None
     try:
         run, resumed = open_run(session=session, study=study, spec=spec, prompt=prompt, host=host)

@@ -6,6 +6,7 @@ import csv
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import nibabel as nib
 import numpy as np
@@ -196,14 +197,15 @@ def write_nifti_superior_first(path: Path, vol: np.ndarray) -> Path:
     """The volume as a NIfTI whose slice axis runs from superior to inferior (RAI-like
     storage, voxel k = 0 the top slice), LPS in plane as write_nifti's default."""
     staged = write_nifti(path.with_name("staged-" + path.name), vol)
-    img = nib.load(str(staged))
+    lib: Any = nib  # nibabel is untyped
+    img = lib.load(str(staged))
     n = vol.shape[0]
     data = np.array(img.dataobj)[:, :, ::-1]  # a copy: the staged file stays unmapped
     affine = img.affine @ np.array(
         [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, -1, n - 1], [0, 0, 0, 1]], dtype=float
     )
-    out = nib.Nifti1Image(data, affine)
+    out = lib.Nifti1Image(data, affine)
     out.header.set_qform(affine, code=1)
     out.header.set_sform(affine, code=1)
-    nib.save(out, str(path))
+    lib.save(out, str(path))
     return path

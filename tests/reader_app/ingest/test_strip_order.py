@@ -77,5 +77,9 @@ def test_a_volume_without_geometry_is_numbered_by_index() -> None:
     vol = disc_phantom(n=3)
     strip = build_strip(Volume(3, lambda k: vol[k].astype(float), None), ["auto"])
     assert [disc_height(im.png) for im in strip[:3]] == [2, 1, 0]
-    assert [im.label for im in strip] == ["1/3 · slice 3 of 3", "2/3 · slice 2 of 3",
-                                          "3/3 · slice 1 of 3", "montage · 3 slices · auto"]  # fmt: skip
+    assert [im.label for im in strip] == [
+        "1/3 · slice 3 of 3",
+        "2/3 · slice 2 of 3",
+        "3/3 · slice 1 of 3",
+        "montage · 3 slices · auto",
+    ]

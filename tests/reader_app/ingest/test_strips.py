@@ -62,6 +62,7 @@ def test_dicom_series_and_nifti_give_identical_strips(tmp_path: Path) -> None:
     strips = {name: build_strip(v, ["mediastinum", "bone"]) for name, v in volumes.items()}
     reference = strips.pop("dicom, shuffled")
     assert len(reference) == 2 * (16 + 1)
+
     def z_part(label: str) -> str:
         return label.rsplit(" · ", 1)[-1]
 
