@@ -51,6 +51,9 @@ REPORT_FIELDS = ("findings", "impression")  # the free-text columns a response c
 ADJUDICATION_MODES = ("single", "double")
 THEMES = ("dark", "light")
 ANSWER_MODES = ("diagnosis", "report")  # what a case asks for; the manifest may override
+# what a model run sends of a strip's slices: the reader's PNGs as they are, or each slice
+# rescaled to its own full 8-bit range (Bench 2's per-slice normalisation)
+MODEL_SLICES = ("as-shown", "per-slice")
 KEYS = (
     "title",
     "consent",
@@ -66,6 +69,7 @@ KEYS = (
     "grounding_tolerance_px",
     "grading",
     "report_prompt",
+    "model_slices",
 )
 GRADING_KEYS = ("adjudication", "judges", "rubric_gap")
 DEFAULT_RUBRIC_GAP = 8  # judges further apart than this (0..40) go to an adjudicator
@@ -117,6 +121,7 @@ class StudyConfig:
     # the built-in prompt report cases get (run-model's --report-prompt wins); None: the
     # region-neutral default (runs.record.DEFAULT_REPORT_PROMPT)
     report_prompt: str | None = None
+    model_slices: str = "as-shown"
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -193,6 +198,10 @@ class StudyConfig:
             config = replace(config, grounding_tolerance_px=float(tol))
         if "grading" in raw:
             config = replace(config, grading=grading_settings(raw["grading"]))
+        if "model_slices" in raw:
+            if raw["model_slices"] not in MODEL_SLICES:
+                raise StudyConfigError("model_slices", f"must be one of {', '.join(MODEL_SLICES)}")
+            config = replace(config, model_slices=raw["model_slices"])
         if "report_prompt" in raw:
             config = replace(config, report_prompt=_report_prompt(raw["report_prompt"]))
         return config
@@ -241,6 +250,7 @@ class StudyConfig:
                 else 0.0
             ),
             report_prompt=_stored_report_prompt(raw.get("report_prompt")),
+            model_slices="per-slice" if raw.get("model_slices") == "per-slice" else "as-shown",
             default_windows=(
                 (windows,)
                 if isinstance(windows, str)

@@ -51,6 +51,9 @@ class RunSpec:
     images_per_request: int | None = None
     # the text-only ablation: the same prompt and history, no image parts
     no_images: bool = False
+    # "per-slice": each strip slice rescaled to its own 0..255 before sending (study.toml
+    # model_slices; runs/slice_scaling.py); None: the reader's PNGs byte for byte
+    slice_scaling: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name.strip() or len(self.name) > 200:
@@ -62,6 +65,8 @@ class RunSpec:
             )
         if self.strip_mode not in STRIP_MODES:
             raise ValueError(f"strip mode must be one of {STRIP_MODES}, not {self.strip_mode!r}")
+        if self.slice_scaling not in (None, "per-slice"):
+            raise ValueError(f"slice scaling must be 'per-slice' or None: {self.slice_scaling!r}")
         if self.images_per_request is not None and self.images_per_request < 1:
             raise ValueError("images per request must be at least 1")
 
@@ -95,6 +100,7 @@ def run_params(spec: RunSpec, prompt: Prompt) -> dict[str, Any]:
         **report_params(spec),
         # only when set, so the records of earlier runs still match on resume
         **({"no_images": True} if spec.no_images else {}),
+        **({"slice_scaling": spec.slice_scaling} if spec.slice_scaling else {}),
     }
 
 

@@ -34,14 +34,14 @@ from reader_app.audit import record_event
 from reader_app.errors import ReaderStudyError
 from reader_app.exam.config import exam_config
 from reader_app.exam.next_case import ImageView, case_view
-from reader_app.ingest.assets import AssetIntegrityError, load_asset
+from reader_app.ingest.assets import AssetIntegrityError
 from reader_app.llm import ChatClient, EndpointError, FatalEndpointError
 from reader_app.models import Case, ModelRun, Response, ResponseRevision, Study, utcnow
 from reader_app.reports.cases import report_case_ids
 from reader_app.runs import lease
 from reader_app.runs.case_job import CaseJob, Outcome
 from reader_app.runs.grounded import stored_location
-from reader_app.runs.prompt import CaseImageBytes, Prompt, case_messages, load_prompt
+from reader_app.runs.prompt import Prompt, case_messages, load_prompt
 from reader_app.runs.record import (
     DEFAULT_REPORT_PROMPT,
     RunSpec,
@@ -51,6 +51,7 @@ from reader_app.runs.record import (
     open_run,
 )
 from reader_app.runs.report_ask import ask_report_case
+from reader_app.runs.slice_scaling import PER_SLICE, model_image
 from reader_app.text_policy import clean_model_text, store_raw
 from scoring.io.location_output import parse_location_output
 from scoring.io.model_output import MAX_REPLY_CHARS, parse_model_output
@@ -136,12 +137,7 @@ def ask(
     """
     shown_at = utcnow()
     try:
-        images = [
-            CaseImageBytes(
-                b"" if spec.no_images else load_asset(asset_dir, i.sha256), i.label, i.window
-            )
-            for i in job.images
-        ]
+        images = [model_image(asset_dir, i, kind=job.kind, spec=spec) for i in job.images]
     except (AssetIntegrityError, OSError, ValueError) as exc:
         return _failure(job, shown_at, f"image refused, not sent: {exc}")
     messages = case_messages(
@@ -321,6 +317,8 @@ def run_model(
     if lease_s <= 0:
         raise ValueError("lease_s must be positive")
     jobs = case_jobs(session=session, study=study, strip_mode=spec.strip_mode)
+    if spec.slice_scaling is None and exam_config(study).model_slices == PER_SLICE:
+        spec = replace(spec, slice_scaling=PER_SLICE)  # the study's choice, recorded in the run
     if any(j.answer == "report" for j in jobs) and spec.report_prompt is None:
         # the study's own report prompt (study.toml), else the region-neutral default
         study_prompt = exam_config(study).report_prompt

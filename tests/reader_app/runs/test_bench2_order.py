@@ -147,3 +147,50 @@ def test_the_demo_head_ct_report_is_never_told_it_is_a_chest_ct(
     assert "chest" not in text.lower() and "lung" not in text.lower()
     assert "reporting a CT study" in text and "Body region: head." in text
     assert len(reports[0].images) == 32  # 16 slices in each of its two windows
+
+
+def _range(png: bytes) -> tuple[int, int]:
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    pixels = np.asarray(Image.open(io.BytesIO(png)).convert("L"))
+    return int(pixels.min()), int(pixels.max())
+
+
+def test_per_slice_scaling_is_a_study_option_for_models_only(
+    settings: Settings, tmp_path: Path, openai_stub: OpenAIStub
+) -> None:
+    """With model_slices = "per-slice" every slice sent spans 0..255 on its own (Bench 2's
+    per-slice normalisation); the reader's stored PNGs are unchanged; the run says so."""
+    folder = tmp_path / "p"
+    folder.mkdir()
+    vol = disc_phantom()
+    vol[:, 0, 0] = [-1000 + 100 * k for k in range(20)]  # a corner rising to 900 HU at the top
+    write_nifti(folder / "v.nii", vol)
+    (folder / "study.toml").write_text('answer = "report"\nmodel_slices = "per-slice"\n')
+    row = case("v", "v.nii", kind="strip", diagnosis="",  # no window: auto, the full range
+               reference_findings="A disc.", reference_impression="Disc.")  # fmt: skip
+    import_manifest(write_manifest(folder, [row]), settings=settings, slug="study")
+    engine = make_engine(settings.database_url, pooled=False)
+    with Session(engine) as s:
+        (c,) = s.exec(select(Case)).all()
+        stored = [
+            load_asset(settings.asset_dir, i.sha256)
+            for i in case_view(session=s, case=c, slot=0, total=1).reader_images
+        ]
+    # auto: one range for the strip (-1000..900 HU): a slice whose brightest voxel is the
+    # 400 HU disc tops out at 1400 / 1900 * 255 = 187.9 -> 188
+    assert _range(stored[-1]) == (0, 188) and _range(stored[0]) == (0, 255)
+    openai_stub.responder = lambda request: REPORT
+    assert _run(openai_stub) == 0
+    (request,) = openai_stub.requests
+    assert [_range(png) for png in request.images] == [(0, 255)] * 16
+    assert _heights([request]) == APEX_FIRST  # still apex first, still the same slices
+    assert request.images[0] == stored[0]  # already 0..255: the same pixels, the same bytes
+    assert request.images[-1] != stored[-1]
+    with Session(engine) as s:
+        run = s.exec(select(ModelRun)).one()
+        assert json.loads(run.params_json)["slice_scaling"] == "per-slice"
+    engine.dispose()
