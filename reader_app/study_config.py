@@ -38,6 +38,7 @@ from typing import Any
 
 from reader_app.errors import ReaderStudyError
 from reader_app.llm.judges import JUDGE_NAME
+from reader_app.llm.prompts import builtin_prompts
 from reader_app.text_rules import MAX_CONSENT, MAX_LABEL, MAX_TITLE, text_problem
 from reader_app.window_presets import WINDOW_PRESETS
 
@@ -52,6 +53,9 @@ REPORT_FIELDS = ("findings", "impression")  # the free-text columns a response c
 ADJUDICATION_MODES = ("single", "double")
 THEMES = ("dark", "light")
 ANSWER_MODES = ("diagnosis", "report")  # what a case asks for; the manifest may override
+# what a model run sends of a strip's slices: the reader's PNGs as they are, or each slice
+# rescaled to its own full 8-bit range (Bench 2's per-slice normalisation)
+MODEL_SLICES = ("as-shown", "per-slice")
 KEYS = (
     "title",
     "consent",
@@ -66,6 +70,8 @@ KEYS = (
     "grounding_required",
     "grounding_tolerance_px",
     "grading",
+    "report_prompt",
+    "model_slices",
 )
 GRADING_KEYS = ("adjudication", "judges", "rubric_gap")
 DEFAULT_RUBRIC_GAP = 8  # judges further apart than this (0..40) go to an adjudicator
@@ -108,6 +114,10 @@ class StudyConfig:
     grounding_required: bool = True
     grounding_tolerance_px: float = 0.0
     grading: GradingSettings = field(default_factory=GradingSettings)
+    # the built-in prompt report cases get (run-model's --report-prompt wins); None: the
+    # region-neutral default (runs.record.DEFAULT_REPORT_PROMPT)
+    report_prompt: str | None = None
+    model_slices: str = "as-shown"
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -184,6 +194,12 @@ class StudyConfig:
             config = replace(config, grounding_tolerance_px=float(tol))
         if "grading" in raw:
             config = replace(config, grading=grading_settings(raw["grading"]))
+        if "model_slices" in raw:
+            if raw["model_slices"] not in MODEL_SLICES:
+                raise StudyConfigError("model_slices", f"must be one of {', '.join(MODEL_SLICES)}")
+            config = replace(config, model_slices=raw["model_slices"])
+        if "report_prompt" in raw:
+            config = replace(config, report_prompt=_report_prompt(raw["report_prompt"]))
         return config
 
     @classmethod
@@ -229,6 +245,8 @@ class StudyConfig:
                 if _tolerance_ok(raw.get("grounding_tolerance_px"))
                 else 0.0
             ),
+            report_prompt=_stored_report_prompt(raw.get("report_prompt")),
+            model_slices="per-slice" if raw.get("model_slices") == "per-slice" else "as-shown",
             default_windows=(
                 (windows,)
                 if isinstance(windows, str)
@@ -237,6 +255,22 @@ class StudyConfig:
                 else ()
             ),
         )
+
+
+def _report_prompt(value: Any) -> str:
+    prompts = [p for p in builtin_prompts() if p.startswith("bench2")]
+    if not isinstance(value, str) or value not in prompts:
+        raise StudyConfigError(
+            "report_prompt", f"must name a built-in report prompt: {', '.join(prompts)}"
+        )
+    return value
+
+
+def _stored_report_prompt(value: Any) -> str | None:
+    try:
+        return _report_prompt(value) if value is not None else None
+    except StudyConfigError:
+        return None
 
 
 def _tolerance_ok(value: Any) -> bool:

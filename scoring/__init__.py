@@ -55,6 +55,7 @@ from scoring.regions import (
 )
 from scoring.render import format_table, report_frame, report_json, to_jsonable
 from scoring.rubric import TIERS, rubric_summary, rubric_tier
+from scoring.rubric_agreement import icc_2_1, score_histogram, tier_kappa
 from scoring.rubric_compare import RubricScores, rubric_scores
 from scoring.score import CI_METRICS, metrics_from_counts, responder_metrics, score_responses
 from scoring.secondary import (
@@ -109,6 +110,7 @@ __all__ = [
     "format_table",
     "grounded_cases_of",
     "grounding_report",
+    "icc_2_1",
     "is_idk_text",
     "is_missing_value",
     "likert_accuracy",
@@ -138,10 +140,12 @@ __all__ = [
     "rubric_scores",
     "rubric_summary",
     "rubric_tier",
+    "score_histogram",
     "score_responses",
     "secondary_metrics",
     "sign_flip_test",
     "spearman_rho",
+    "tier_kappa",
     "to_jsonable",
     "two_way_pool_counts",
     "validate_frame",

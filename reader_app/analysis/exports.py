@@ -1,4 +1,4 @@
-"""Exports: responses (the tidy frame), the audit log, the MRMC long format, report scores.
+"""Exports: responses (the tidy frame), the audit log, the MRMC long format, report answers.
 
 Provenance travels inside the data, never in a comment line (CSV readers
 choke on those) nor in a sidecar that can get separated from it: every export
@@ -34,7 +34,8 @@ from sqlmodel import Session, col, select
 
 from reader_app.analysis.data import run_cohorts, study_data, with_cohort
 from reader_app.analysis.mrmc import mrmc_frame
-from reader_app.analysis.report_scores import report_export, rubric_mrmc_rows
+from reader_app.analysis.report_answers import report_answers_frame
+from reader_app.analysis.report_scores import rubric_mrmc_rows
 from reader_app.analysis.timing import timing_frame, with_timing
 from reader_app.csv_safe import spreadsheet_csv
 from reader_app.errors import ReaderStudyError
@@ -97,9 +98,16 @@ def key_frame(*, session: Session, study_id: int) -> pd.DataFrame:
 
 
 def export_frame(
-    what: str, *, session: Session, study: Study, params: ScoringParams | None = None
+    what: str,
+    *,
+    session: Session,
+    study: Study,
+    params: ScoringParams | None = None,
+    with_reference: bool = True,
 ) -> pd.DataFrame:
-    """The rows of one export, provenance columns included (not in the key's)."""
+    """The rows of one export, provenance columns included (not in the key's).
+    ``with_reference``: the reports export carries the reference report (the
+    analyst's copy; a coordinator's page leaves it out)."""
     params = params or ScoringParams()
     assert study.id is not None
     if what == "key":
@@ -128,7 +136,9 @@ def export_frame(
             frame = pd.concat(parts, ignore_index=True)
         frame = with_cohort(frame, cohorts, "reader")
     elif what == "reports":
-        frame = report_export(rubric_frame(session=session, study_id=study.id))
+        frame = report_answers_frame(
+            session=session, study_id=study.id, with_reference=with_reference
+        )
     else:
         raise ExportError(f"--what must be one of {', '.join(WHAT)}, not {what!r}")
     return with_provenance(frame, params)
@@ -184,6 +194,7 @@ def export_bytes(
     study: Study,
     params: ScoringParams | None = None,
     raw: bool = False,
+    with_reference: bool = True,
 ) -> bytes:
     params = params or ScoringParams()
     if what == "key" and fmt == "csv":  # the key file's one writer (grading.key)
@@ -192,7 +203,9 @@ def export_bytes(
         entries = study_key(session=session, study_id=study.id)
         write_key_csv([e for _, e in sorted(entries.items())], out, raw=raw)
         return out.getvalue().encode("utf-8")
-    frame = export_frame(what, session=session, study=study, params=params)
+    frame = export_frame(
+        what, session=session, study=study, params=params, with_reference=with_reference
+    )
     return to_bytes(frame, fmt, export_metadata(what, study, params), raw=raw)
 
 

@@ -7,18 +7,27 @@ the leaderboard's Reports tab, the static report and the exports.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
 import pandas as pd
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
 from reader_app.analysis.mrmc import MRMC_COLUMNS, modality_of
 from reader_app.grading.rubric_grades import fabrication_frame, rubric_frame, rubric_tier
-from reader_app.models import Study
-from scoring import TIERS, RubricScores, fabrication_rates, rubric_scores
+from reader_app.models import Response, RubricGrade, RubricJudgement, Study
+from scoring import (
+    TIERS,
+    RubricScores,
+    fabrication_rates,
+    icc_2_1,
+    rubric_scores,
+    score_histogram,
+    tier_kappa,
+)
 
 TIER_NAMES: Final = tuple(name for name, _, _ in TIERS)  # best first
 REPORT_EXPORT_COLUMNS: Final = ("responder", "kind", "group", "case_id", "rubric", "tier")
@@ -142,3 +151,63 @@ def rubric_mrmc_rows(frame: pd.DataFrame) -> pd.DataFrame:
         }
     )
     return out[list(MRMC_COLUMNS)]
+
+
+def histogram_frame(board: ReportBoard) -> pd.DataFrame:
+    """Per responder, the count of reports at each score 0..40 (``score_histogram``)."""
+    return score_histogram(board.frame)
+
+
+AGREEMENT_COLUMNS: Final = (
+    "Graders",
+    "Reports both scored",
+    "ICC(2,1)",
+    "Weighted kappa (tiers)",
+    "Mean |difference|",
+)
+
+
+def grader_agreement(*, session: Session, study_id: int) -> pd.DataFrame:
+    """Judge with judge (every active judgement with both scores) and each judge with the
+    adjudicator (the reports an adjudicator graded that the judge had scored): ICC(2,1) on
+    the 0-40 scores, quadratic-weighted kappa on the tiers, mean absolute difference."""
+    judgements = session.exec(
+        select(RubricJudgement)
+        .join(Response, col(Response.id) == RubricJudgement.response_id)
+        .where(Response.study_id == study_id, col(RubricJudgement.active).is_(True))
+    ).all()
+    grades = {
+        rid: int(score)
+        for rid, score in session.exec(
+            select(RubricGrade.response_id, RubricGrade.score)
+            .join(Response, col(Response.id) == RubricGrade.response_id)
+            .where(Response.study_id == study_id, col(RubricGrade.active).is_(True))
+        ).all()
+    }
+    pairs: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for j in judgements:
+        labels = j.judges.split("+") if j.judges else []
+        scores = json.loads(j.scores_json or "[]")
+        named = [(lab, int(s)) for lab, s in zip(labels, scores, strict=False) if s is not None]
+        for i in range(len(named)):
+            for k in range(i + 1, len(named)):
+                key = (named[i][0], named[k][0])
+                pairs.setdefault(key, []).append((named[i][1], named[k][1]))
+        human = grades.get(j.response_id)
+        if human is not None:
+            for label, score in named:
+                pairs.setdefault((label, "adjudicator"), []).append((score, human))
+    rows = []
+    for (one, other), values_ in sorted(pairs.items()):
+        first = [x for x, _ in values_]
+        second = [y for _, y in values_]
+        rows.append(
+            {
+                "Graders": f"{one} vs {other}",
+                "Reports both scored": len(values_),
+                "ICC(2,1)": _fmt(icc_2_1(np.array(values_, dtype=float)), 2),
+                "Weighted kappa (tiers)": _fmt(tier_kappa(first, second), 2),
+                "Mean |difference|": _fmt(float(np.mean(np.abs(np.subtract(first, second)))), 1),
+            }
+        )
+    return pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))

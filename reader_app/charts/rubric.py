@@ -51,3 +51,30 @@ def tier_distribution_chart(frame: pd.DataFrame, *, title: str | None = None) ->
         "height": {"step": 30},  # 30 px per responder, title and axes on top
         "title": title or "Report rubric tiers (0-40)",
     }
+
+
+def score_histogram_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figure:
+    """One 0-40 histogram per responder (``score_histogram``: responder, score, count, tier),
+    bars coloured by tier: the shape of each responder's failure distribution."""
+    data = frame.assign(tier=[str(t).capitalize() for t in frame["tier"]])
+    names = list(dict.fromkeys(str(v) for v in data["responder"]))
+    return {
+        "data": values(data),
+        "facet": {"row": field("responder:N", sort=names, title=None)},
+        "spec": {
+            "mark": mark("bar"),
+            "encoding": {
+                "x": field("score:O", title="Rubric score (0-40)", sort="ascending"),
+                "y": field("count:Q", title="Reports"),
+                "color": field(
+                    "tier:N",
+                    scale={"domain": list(TIER_COLORS), "range": list(TIER_COLORS.values())},
+                    title="Tier",
+                ),
+                "tooltip": [field("responder:N"), field("score:O"), field("count:Q")],
+            },
+            "width": WIDTH,
+            "height": 60,
+        },
+        "title": title or "Rubric score distribution per responder",
+    }

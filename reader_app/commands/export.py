@@ -22,8 +22,7 @@ from reader_app.commands.common import (
     require_study,
     settings_or_exit,
 )
-from scoring import FrameError, ScoringParams, UngradedRowsError
-from scoring.categories import WEIGHTS
+from scoring import WEIGHTS, FrameError, ScoringParams, UngradedRowsError
 
 _DEFAULTS = ScoringParams()
 # what to do about answers without a verdict (score and export say it)

@@ -88,8 +88,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     add_judge_options(
         p,
-        judge_help="an OpenAI-compatible judge (one, or two that must agree); overrides the study's "
-        "[[grading.judges]]",
+        judge_help="an OpenAI-compatible judge (one, or two that must agree); overrides the "
+        "study's [[grading.judges]]",
         timeout_s=30.0,
     )
     p.set_defaults(func=run)

@@ -99,7 +99,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--temperature", type=_optional_float, default=0.0, help="'none' to omit")
     p.add_argument("--seed", type=_optional_int, default=0, help="'none' to omit")
-    p.add_argument("--max-tokens", type=_optional_int, default=1024, help="'none' to omit")
+    p.add_argument(
+        "--max-tokens",
+        type=_optional_int,
+        default=4096,
+        help="reply length cap (default 4096: room for a long report); 'none' to omit",
+    )
     p.add_argument(
         "--extra",
         default="{}",
@@ -140,8 +145,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     add_judge_options(
         p,
-        judge_help="an OpenAI-compatible judge (one, or two that must agree): the run's answers are "
-        "graded as they arrive, by the key, grade memory, then these judges; default: the "
+        judge_help="an OpenAI-compatible judge (one, or two that must agree): the run's answers "
+        "are graded as they arrive, by the key, grade memory, then these judges; default: the "
         "study's [[grading.judges]] in study.toml, if any",
         timeout_s=30.0,
     )

@@ -5,7 +5,11 @@ With a ``hit`` column (the responses export has one) grounding joins them
 (SCORING.md section 8): the JSON gains a ``grounding`` section, the CSV and
 the table the columns G, GA and U. The cases with a reference region are those
 with a ``hit`` on some row, or the ones ``--grounded-cases`` lists (needed only
-when nobody answered such a case: a blank file cannot say it has a region)."""
+when nobody answered such a case: a blank file cannot say it has a region).
+
+A file of report rows (``export --what reports``: a ``rubric`` column, no
+``diagnosis``) gets the rubric summary of SCORING.md section 6 instead
+(commands/score_reports.py). An empty file, or one with no rows, is refused."""
 
 from __future__ import annotations
 
@@ -14,6 +18,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from reader_app.commands.common import fail
+from reader_app.commands.score_reports import (
+    graded_rows,
+    is_report_file,
+    rubric_json,
+    rubric_report,
+    rubric_table,
+)
 from scoring import (
     H_AGGREGATES,
     WEIGHTS,
@@ -138,8 +152,25 @@ def _read_cases(path: str) -> list[str]:
     return cases[1:] if cases and cases[0] == "case_id" else cases
 
 
+def _header(path: str) -> list[str] | None:
+    """The file's columns; None for a file with nothing in it."""
+    try:
+        return list(pd.read_csv(path, nrows=0, dtype=str).columns)
+    except pd.errors.EmptyDataError:
+        return None
+
+
 def run(args: argparse.Namespace) -> int:
     """Score the file and print it; exit 2 with a message on bad input."""
+    if args.input_format == "tidy":
+        try:
+            columns = _header(args.responses)
+        except (OSError, ValueError):
+            columns = []  # unreadable: the scoring path below reports it as before
+        if columns is None:
+            return fail(f"{args.responses} is empty: nothing to score")
+        if is_report_file(columns):
+            return _run_reports(args)
     try:
         params = ScoringParams(
             idk_score=args.idk_score,
@@ -155,6 +186,8 @@ def run(args: argparse.Namespace) -> int:
             frame = read_radle_csv(args.responses, include_excluded=args.include_excluded)
         else:
             frame = read_responses_csv(args.responses)
+        if len(frame) == 0:
+            return fail(f"{args.responses} has no rows: nothing to score")
         cases = _read_cases(args.cases) if args.cases else None
         report = score_responses(frame, params, case_ids=cases)
         grounded = (
@@ -174,4 +207,28 @@ def run(args: argparse.Namespace) -> int:
         report_frame(report).to_csv(sys.stdout, index=False)
     else:
         sys.stdout.write(format_table(report) + "\n")
+    return 0
+
+
+def _run_reports(args: argparse.Namespace) -> int:
+    """Report rows: the rubric summary (reader_app/commands/score_reports.py)."""
+    try:
+        graded, ungraded = graded_rows(read_responses_csv(args.responses))
+        if graded.empty:
+            what = f"{ungraded} report row(s), none with a score yet" if ungraded else "no rows"
+            return fail(
+                f"{args.responses} has {what}: nothing to score "
+                "(judge-reports or the adjudicators' Reports queue give the scores)"
+            )
+        board = rubric_report(graded, n_boot=args.bootstrap, seed=args.seed)
+    except (FrameError, ValueError, OSError) as exc:
+        return fail(f"cannot score {args.responses}: {exc}")
+    if args.format == "json":
+        sys.stdout.write(
+            rubric_json(board, n_boot=args.bootstrap, seed=args.seed, ungraded=ungraded) + "\n"
+        )
+    elif args.format == "csv":
+        board.scores.responders.to_csv(sys.stdout, index=False)
+    else:
+        sys.stdout.write(rubric_table(board, n_boot=args.bootstrap, ungraded=ungraded) + "\n")
     return 0

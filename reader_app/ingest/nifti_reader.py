@@ -88,10 +88,22 @@ def open_nifti(
         n_slices=n,
         read_slice=read_slice,
         z_mm=z_mm,
+        source_numbers=_source_numbers(img.affine, shape[:3]),
         affine=np.array(affine, dtype=np.float64) if has_geometry else None,
         description=f"NIfTI volume {'x'.join(map(str, shape[:3]))}, reoriented to RAS"
         + ("" if has_geometry else ", no geometry"),
     )
+
+
+def _source_numbers(affine: np.ndarray, shape: tuple[int, ...]) -> list[int]:
+    """Per canonical (RAS) slice, its 1-based index along the file's own slice axis:
+    the voxel axis nibabel's io_orientation maps to S, counted as the file stores it."""
+    lib: Any = nib
+    ornt = lib.io_orientation(affine)  # per voxel axis: (world axis, +1 or -1)
+    axis = int(next(i for i, (world, _) in enumerate(ornt) if int(world) == 2))
+    n = int(shape[axis])
+    flipped = float(ornt[axis][1]) < 0  # the file's index runs inferior-wards
+    return [n - c if flipped else c + 1 for c in range(n)]
 
 
 def _closest_canonical(raw: np.ndarray, affine: np.ndarray) -> Any:

@@ -23,7 +23,7 @@ from reader_app.ingest.reference import Reference, StoredGrid, read_reference, s
 from reader_app.ingest.render import SourceImage, encode_png, grey_to_uint8, resolve_windows
 from reader_app.ingest.report import FlaggedImage, IngestionReport
 from reader_app.ingest.series import read_series, series_files
-from reader_app.ingest.strips import build_strip, sample_indices
+from reader_app.ingest.strips import build_strip, strip_indices
 from reader_app.ingest.volume import Volume
 from reader_app.settings import Settings
 from reader_app.study_config import StudyConfig
@@ -225,7 +225,7 @@ def _strip(
 
 def _strip_grid(entry: ManifestEntry, volume: Volume, images: list[RenderedImage]) -> StoredGrid:
     """The strip's slices as stored; a mask needs the source slice's shape (one more read)."""
-    sampled = tuple(sample_indices(volume.n_slices))
+    sampled = tuple(strip_indices(volume.n_slices))  # strip order: most superior first
     first = next(im for im in images if im.role == "slice")
     source_shape = (first.height, first.width)
     if entry.reference_mask is not None:

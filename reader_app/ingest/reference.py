@@ -9,7 +9,7 @@ slice; a mask is read the way its image was:
   to the stored size like the image, but nearest-neighbour);
 - strip: a NIfTI on the volume's own voxel grid, opened like a strip's NIfTI
   (``open_nifti``: closest canonical orientation, display orientation), the
-  same slices sampled (``strips.sample_indices``), each slice scaled to the
+  same slices sampled, in the same order (``strips.strip_indices``), each slice scaled to the
   stored size nearest-neighbour. It yields (slices, rows, cols).
 
 Black (0) is outside, any other value inside. Nothing here is ever served: the
@@ -188,7 +188,7 @@ def _to_stored(plane: BoolArray, where: str, grid: StoredGrid) -> BoolArray:
 def _empty(kind: str, grid: StoredGrid) -> str:
     if kind == "spot":
         return "the mask is empty (no non-zero pixel at the stored size)"
-    picked = ", ".join(str(k) for k in grid.sampled)
+    picked = ", ".join(str(k) for k in sorted(grid.sampled))
     return (
         "the mask is empty on the strip's slices (no non-zero voxel on the sampled "
         f"volume slices {picked}, 0-based from the most inferior, at the stored size)"

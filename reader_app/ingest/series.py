@@ -106,10 +106,13 @@ def read_series(
         safe_headers.append((rel(path), safe))
     safe_first = safe_headers[0][1]
     positions = [float(s.position) for s in slices if s.position is not None]
+    numbers = _instance_numbers(headers, slices)
     volume = Volume(
         n_slices=len(slices),
         read_slice=read_slice,
         z_mm=positions if geometric else None,
+        # the slice's number as the series gives it; by position when it is not a unique set
+        source_numbers=numbers if len(set(numbers)) == len(slices) else None,
         file_window=file_window(safe_first),
         modality=header_modality(first, rel(headers[0][0])),
         invert=photometric == "MONOCHROME1",
@@ -117,6 +120,19 @@ def read_series(
         + (", ordered by position" if geometric else ", no geometry: ordered by InstanceNumber"),
     )
     return volume, safe_headers
+
+
+def _instance_numbers(headers: list[tuple[Path, Dataset]], slices: list[_Slice]) -> list[int]:
+    """The InstanceNumbers in display order (those present and readable)."""
+    by_path = dict(headers)
+    out = []
+    for s in slices:
+        value = by_path[s.path].get("InstanceNumber")
+        try:
+            out.append(int(value))
+        except (TypeError, ValueError):
+            continue
+    return out
 
 
 def _order(

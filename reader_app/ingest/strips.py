@@ -1,8 +1,11 @@
 """CT slice strips: 16 axial slices sampled evenly, one PNG each plus a labelled montage.
 
 Model runs may send either the slices or the montage; readers see the same
-pixels. For every window the images are, in order: the slices (role "slice",
-label ``"7/16 · z = -143.5 mm"``), then the montage (role "montage").
+pixels. For every window the images are, in order: the slices from the most
+superior to the most inferior (apex to base on a chest CT, as Bench 2 sends
+them; role "slice", label ``"1/16 · slice 40 of 40 · z = 97.5 mm"``: position
+in the strip, number in the source volume, z where the geometry is known),
+then the montage (role "montage").
 """
 
 from __future__ import annotations
@@ -32,9 +35,20 @@ def sample_indices(n: int, count: int = STRIP_SLICES) -> list[int]:
     return sorted({int(i) for i in picks})
 
 
-def slice_label(pos: int, count: int, index: int, n: int, z_mm: float | None) -> str:
-    where = f"z = {z_mm:.1f} mm" if z_mm is not None else f"slice {index + 1} of {n}"
-    return f"{pos}/{count} · {where}"
+def strip_indices(n: int, count: int = STRIP_SLICES) -> list[int]:
+    """The sampled display indices in strip order: most superior first (Volume's
+    slice 0 is the most inferior)."""
+    return sample_indices(n, count)[::-1]
+
+
+def slice_label(pos: int, count: int, number: int, n: int, z_mm: float | None) -> str:
+    """``pos``/``count`` in the strip, ``number`` (1-based) of ``n`` in the source volume."""
+    where = f" · z = {z_mm:.1f} mm" if z_mm is not None else ""
+    return f"{pos}/{count} · slice {number} of {n}{where}"
+
+
+def source_number(volume: Volume, index: int) -> int:
+    return int(volume.source_numbers[index]) if volume.source_numbers else index + 1
 
 
 def window_slices(slices: Sequence[np.ndarray], window: str, volume: Volume) -> list[np.ndarray]:
@@ -53,14 +67,20 @@ def window_slices(slices: Sequence[np.ndarray], window: str, volume: Volume) -> 
 
 def build_strip(volume: Volume, windows: Sequence[str]) -> list[RenderedImage]:
     """Sample, window and encode; reads only the sampled slices from the volume."""
-    indices = sample_indices(volume.n_slices)
+    indices = strip_indices(volume.n_slices)
     slices = [volume.read_slice(k) for k in indices]
     shapes = {s.shape for s in slices}
     if len(shapes) != 1:
         raise ValueError(f"slices differ in shape: {sorted(shapes)}")
     count = len(indices)
     labels = [
-        slice_label(pos, count, k, volume.n_slices, volume.z_mm[k] if volume.z_mm else None)
+        slice_label(
+            pos,
+            count,
+            source_number(volume, k),
+            volume.n_slices,
+            volume.z_mm[k] if volume.z_mm else None,
+        )
         for pos, k in enumerate(indices, start=1)
     ]
     jobs: list[tuple[np.ndarray, str, str, str]] = []  # (pixels, label, window, role)

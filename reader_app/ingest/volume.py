@@ -4,7 +4,8 @@ Both readers (DICOM series, NIfTI) produce this, and strips only use this, so a
 volume renders to the same pixels whichever format it came in.
 
 Display convention (radiological): row 0 is the most anterior, column 0 the
-patient's right. Slice 0 is the most inferior; positions increase upwards.
+patient's right. Slice 0 is the most inferior; positions increase upwards
+(a strip is then sent and shown from the top down: ``strips.strip_indices``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ class Volume:
     modality: str | None = None
     invert: bool = False
     description: str = ""  # for the ingestion report
+    # per display slice, its 1-based number in the source's own order (a NIfTI's voxel
+    # index along its slice axis, a DICOM series' InstanceNumber); None: the display index
+    source_numbers: Sequence[int] | None = None
     # NIfTI with geometry: the closest-canonical (RAS) voxel-to-mm affine, so a mask can be
     # checked to lie on this voxel grid
     affine: np.ndarray | None = field(default=None, compare=False, repr=False)

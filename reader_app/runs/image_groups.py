@@ -1,7 +1,9 @@
 """Bench 2's open-source protocol: a strip's slices in labelled groups, one request each.
 
 Models limited in images per prompt get the 16 slices as 4 sequential groups
-of 4, labelled Entry, Upper, Lower and Exit; the four replies are joined into
+of 4, labelled Entry, Upper, Lower and Exit, in the strip's order: from the
+most superior slice (Entry: the apex on a chest CT) to the most inferior
+(Exit: the base); the four replies are joined into
 one report before judging. ``--images-per-request N`` turns this on for
 report cases; it is recorded in the run record (``images_per_request``).
 Other counts give "Part k of n" labels.
@@ -48,15 +50,19 @@ def group_messages(
     total: int,
     groups: int,
     send_images: bool = True,
+    region: str | None = None,
 ) -> list[dict[str, Any]]:
     """The case's message for one group, told which part of the volume it shows."""
     last = group.first + len(group.items) - 1
     note = (
         f"These are the {group.label} slices ({group.first}-{last} of {total}), one of "
-        f"{groups} sequential groups from apex to base. Report on these slices only."
+        f"{groups} sequential groups in order from the most superior slice to the most "
+        "inferior. Report on these slices only."
     )
     images: list[CaseImageBytes] = list(group.items)
-    messages = case_messages(prompt, history=history, images=images, send_images=send_images)
+    messages = case_messages(
+        prompt, history=history, images=images, send_images=send_images, region=region
+    )
     messages[0]["content"].insert(1, {"type": "text", "text": note})
     return messages
 

@@ -63,15 +63,19 @@ def case_messages(
     history: str | None,
     images: Sequence[CaseImageBytes],
     send_images: bool = True,
+    region: str | None = None,
 ) -> list[dict[str, Any]]:
     """One user message: the instruction, the history a reader sees, then the images.
 
     What a reader is told about an image (a strip's slice position, the window
     preset it is shown under) goes in a text part right before that image, so
     the model reads it too. ``send_images=False`` (a text-only run) leaves out
-    the image parts and nothing else: the text is the same, byte for byte.
+    the image parts and nothing else: the text is the same, byte for byte. ``region``
+    (a report case's body region from the manifest) is told when known.
     """
     intro = prompt.text
+    if region:
+        intro += f"\n\nBody region: {region.strip()}."
     if history:
         intro += f"\n\nClinical history: {history.strip()}"
     intro += f"\n\nThe case has {len(images)} image{'s' if len(images) != 1 else ''}."

@@ -24,7 +24,8 @@ from reader_app.models import Case, ModelRun, Response, Study, utcnow
 from scoring.io import ParsedAnswer
 
 STRIP_MODES = ("slices", "montage")
-DEFAULT_REPORT_PROMPT = "bench2_v1"
+# names no body region; a study picks another in study.toml (report_prompt)
+DEFAULT_REPORT_PROMPT = "bench2_v2"
 # a text-only run's name ends so, wherever run names are shown (leaderboard,
 # charts, exports, the runs page): its figures are never mistaken for a seeing model's
 TEXT_ONLY_SUFFIX = " (text only)"
@@ -43,7 +44,7 @@ class RunSpec:
     group: str | None = None
     temperature: float | None = 0.0
     seed: int | None = 0
-    max_tokens: int | None = 1024
+    max_tokens: int | None = 4096  # room for a long report (Bench 2); docs/model-runs.md
     extra: Mapping[str, Any] = field(default_factory=dict)
     strip_mode: str = "slices"
     # report cases (Bench 2): the prompt they get, and slices per request (None: all at once)
@@ -54,6 +55,9 @@ class RunSpec:
     # an analysis label (frontier, open-weight, medical), not part of the experiment:
     # a resumed run takes a new one, and None keeps the recorded one
     cohort: str | None = None
+    # "per-slice": each strip slice rescaled to its own 0..255 before sending (study.toml
+    # model_slices; runs/slice_scaling.py); None: the reader's PNGs byte for byte
+    slice_scaling: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name.strip() or len(self.name) > 200:
@@ -65,6 +69,8 @@ class RunSpec:
             )
         if self.strip_mode not in STRIP_MODES:
             raise ValueError(f"strip mode must be one of {STRIP_MODES}, not {self.strip_mode!r}")
+        if self.slice_scaling not in (None, "per-slice"):
+            raise ValueError(f"slice scaling must be 'per-slice' or None: {self.slice_scaling!r}")
         if self.images_per_request is not None and self.images_per_request < 1:
             raise ValueError("images per request must be at least 1")
         if self.cohort is not None and not 0 < len(self.cohort.strip()) <= 64:
@@ -99,6 +105,7 @@ def run_params(spec: RunSpec, prompt: Prompt) -> dict[str, Any]:
         **report_params(spec),
         # only when set, so the records of earlier runs still match on resume
         **({"no_images": True} if spec.no_images else {}),
+        **({"slice_scaling": spec.slice_scaling} if spec.slice_scaling else {}),
     }
 
 

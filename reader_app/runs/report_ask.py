@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reader_app.assets import load_asset
 from reader_app.llm import ChatClient, EndpointError, FatalEndpointError
 from reader_app.models import utcnow
+from reader_app.runs.case_job import CaseJob, Outcome
 from reader_app.runs.image_groups import concatenate, group_images, group_messages
-from reader_app.runs.prompt import CaseImageBytes, Prompt, case_messages
+from reader_app.runs.prompt import Prompt, case_messages
 from reader_app.runs.record import RunSpec
-from reader_app.runs.runner import CaseJob, Outcome
+from reader_app.runs.slice_scaling import model_image
 from reader_app.text_policy import clean_model_text
 from scoring.io import ParsedReport, parse_report
 
@@ -40,12 +40,8 @@ def _fields(report: ParsedReport) -> dict[str, Any]:
 def ask_report_case(
     job: CaseJob, *, client: ChatClient, spec: RunSpec, prompt: Prompt, asset_dir: Any
 ) -> Outcome:
-    images = [  # a text-only run reads no image
-        CaseImageBytes(
-            b"" if spec.no_images else load_asset(asset_dir, i.sha256), i.label, i.window
-        )
-        for i in job.images
-    ]
+    # a text-only run reads no image
+    images = [model_image(asset_dir, i, kind=job.kind, spec=spec) for i in job.images]
     send = not spec.no_images
     per = spec.images_per_request
     groups = group_images(images, per) if per and per < len(images) else []
@@ -61,13 +57,23 @@ def ask_report_case(
                     total=len(images),
                     groups=len(groups),
                     send_images=send,
+                    region=job.region,
                 ),
             )
             for g in groups
         ]
     else:
         requests = [
-            ("", case_messages(prompt, history=job.history, images=images, send_images=send))
+            (
+                "",
+                case_messages(
+                    prompt,
+                    history=job.history,
+                    images=images,
+                    send_images=send,
+                    region=job.region,
+                ),
+            )
         ]
     shown_at = utcnow()
     parts: list[tuple[str, ParsedReport]] = []

@@ -30,16 +30,18 @@ from typing import Any, Literal
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from reader_app.assets import AssetIntegrityError, load_asset
+from reader_app.assets import AssetIntegrityError
 from reader_app.audit import record_event
 from reader_app.errors import ReaderStudyError
+from reader_app.exam.config import exam_config
 from reader_app.exam.next_case import ImageView, case_view
 from reader_app.llm import ChatClient, EndpointError, FatalEndpointError
 from reader_app.models import Case, ModelRun, Response, ResponseRevision, Study, utcnow
 from reader_app.reports.cases import report_case_ids
 from reader_app.runs import lease
+from reader_app.runs.case_job import CaseJob, Outcome
 from reader_app.runs.grounded import stored_location
-from reader_app.runs.prompt import CaseImageBytes, Prompt, case_messages, load_prompt
+from reader_app.runs.prompt import Prompt, case_messages, load_prompt
 from reader_app.runs.record import (
     DEFAULT_REPORT_PROMPT,
     RunSpec,
@@ -48,33 +50,16 @@ from reader_app.runs.record import (
     is_technical_failure,
     open_run,
 )
+from reader_app.runs.report_ask import ask_report_case
+from reader_app.runs.slice_scaling import PER_SLICE, model_image
 from reader_app.text_policy import clean_model_text, store_raw
 from scoring.io import MAX_REPLY_CHARS, parse_location_output, parse_model_output
 
 log = logging.getLogger(__name__)
 
 
-def ask_report(
-    job: CaseJob, *, client: ChatClient, spec: RunSpec, prompt: Prompt, asset_dir: Path
-) -> Outcome:
-    """A report case (Bench 2); see runs/report_ask.py."""
-    from reader_app.runs.report_ask import ask_report_case  # it builds on this module
-
-    return ask_report_case(job, client=client, spec=spec, prompt=prompt, asset_dir=asset_dir)
-
-
 class RunAborted(ReaderStudyError, RuntimeError):
     """The endpoint refused in a way no retry can fix; answers so far are kept."""
-
-
-@dataclass(frozen=True)
-class CaseJob:
-    case_id: int
-    source_id: str
-    history: str | None
-    images: tuple[ImageView, ...]
-    answer: str = "diagnosis"  # or "report" (runs/report_ask.py)
-    kind: str = "spot"  # or "strip": how a location's image number maps to a slice
 
 
 @dataclass
@@ -125,22 +110,13 @@ def case_jobs(*, session: Session, study: Study, strip_mode: str) -> list[CaseJo
         if not images:
             lacking.append(case.source_id)
         mode = "report" if case.id in reports else "diagnosis"
-        jobs.append(CaseJob(case.id, case.source_id, case.history, images, mode, case.kind))
+        jobs.append(
+            CaseJob(case.id, case.source_id, case.history, images, mode, case.kind, case.region)
+        )
     if lacking:
         what = "a montage image" if strip_mode == "montage" else "images"
         raise ValueError(f"case(s) without {what}: {', '.join(lacking[:20])}")
     return jobs
-
-
-@dataclass(frozen=True)
-class Outcome:
-    job: CaseJob
-    shown_at: datetime
-    answered_at: datetime
-    raw_reply: str | None
-    meta: dict[str, Any]
-    parsed: dict[str, Any]
-    location_json: str | None = None  # reader_app.grounding's column text
 
 
 def _failure(job: CaseJob, shown_at: datetime, error: str, **meta: Any) -> Outcome:
@@ -160,12 +136,7 @@ def ask(
     """
     shown_at = utcnow()
     try:
-        images = [
-            CaseImageBytes(
-                b"" if spec.no_images else load_asset(asset_dir, i.sha256), i.label, i.window
-            )
-            for i in job.images
-        ]
+        images = [model_image(asset_dir, i, kind=job.kind, spec=spec) for i in job.images]
     except (AssetIntegrityError, OSError, ValueError) as exc:
         return _failure(job, shown_at, f"image refused, not sent: {exc}")
     messages = case_messages(
@@ -345,8 +316,12 @@ def run_model(
     if lease_s <= 0:
         raise ValueError("lease_s must be positive")
     jobs = case_jobs(session=session, study=study, strip_mode=spec.strip_mode)
+    if spec.slice_scaling is None and exam_config(study).model_slices == PER_SLICE:
+        spec = replace(spec, slice_scaling=PER_SLICE)  # the study's choice, recorded in the run
     if any(j.answer == "report" for j in jobs) and spec.report_prompt is None:
-        spec = replace(spec, report_prompt=DEFAULT_REPORT_PROMPT)
+        # the study's own report prompt (study.toml), else the region-neutral default
+        study_prompt = exam_config(study).report_prompt
+        spec = replace(spec, report_prompt=study_prompt or DEFAULT_REPORT_PROMPT)
     report_prompt = load_prompt(spec.report_prompt) if spec.report_prompt else None
     try:
         run, resumed = open_run(session=session, study=study, spec=spec, prompt=prompt, host=host)
@@ -398,7 +373,7 @@ def run_model(
                 pool.submit(ask, job, client=client, spec=spec, prompt=prompt, asset_dir=asset_dir)
                 if job.answer != "report" or report_prompt is None
                 else pool.submit(
-                    ask_report,
+                    ask_report_case,
                     job,
                     client=client,
                     spec=spec,

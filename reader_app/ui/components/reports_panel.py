@@ -16,11 +16,13 @@ from reader_app.analysis.report_scores import (
     ReportBoard,
     display_comparisons,
     display_reports,
+    grader_agreement,
+    histogram_frame,
     report_export,
     tier_counts,
 )
 from reader_app.auth import require_role
-from reader_app.charts.rubric import tier_distribution_chart
+from reader_app.charts.rubric import score_histogram_chart, tier_distribution_chart
 from reader_app.csv_safe import spreadsheet_csv
 from reader_app.grading.rubric_grades import rubric_frame
 from reader_app.ui.components.charts import chart_panel
@@ -84,3 +86,31 @@ def reports_panel(board: ReportBoard, *, slug: str) -> None:
         key="rp_tiers",
         file_stem=f"{slug}-report-tiers",
     )
+    histogram = histogram_frame(board)
+    chart_panel(
+        score_histogram_chart(histogram),
+        histogram,
+        name="Report score histograms",
+        key="rp_hist",
+        file_stem=f"{slug}-report-histograms",
+    )
+
+
+def agreement_panel(user: SignedIn) -> None:
+    """Judge-judge and judge-adjudicator agreement on the reports both scored."""
+    with db_session() as session:
+        actor, study = load_reader(session, user)
+        require_role(actor, *ANALYSIS_ROLES)
+        assert study.id is not None
+        table = grader_agreement(session=session, study_id=study.id)
+    st.subheader("Grader agreement")
+    if table.empty:
+        st.info("No report has two scores yet (two judges, or a judge and an adjudicator).")
+        return
+    st.caption(
+        "On the reports both graders scored: ICC(2,1) (two-way random, absolute agreement) "
+        "on the 0-40 scores, quadratic-weighted kappa on the six ordered tiers, and the mean "
+        "absolute difference. A judge against the adjudicator covers the reports the judges "
+        "split on."
+    )
+    st.dataframe(table, hide_index=True, key="rp_agreement")

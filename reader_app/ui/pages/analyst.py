@@ -27,7 +27,7 @@ from reader_app.ui.components.analysis_cache import (
     scoring_controls,
 )
 from reader_app.ui.components.charts import chart_panel
-from reader_app.ui.components.reports_panel import load_reports, reports_panel
+from reader_app.ui.components.reports_panel import agreement_panel, load_reports, reports_panel
 from reader_app.ui.components.safe_text import escape_markdown
 from reader_app.ui.context import staff_user
 
@@ -118,6 +118,7 @@ st.caption(
 diagnosis_tab, reports_tab = st.tabs(["Diagnosis", "Reports"])
 with reports_tab:
     reports_panel(load_reports(user, controls.params), slug=data.slug)
+    agreement_panel(user)
 with diagnosis_tab:
     cases = case_set(data, controls)
     if cases is None:

@@ -1,4 +1,4 @@
-"""Exports for analysts and coordinators: responses, audit log, MRMC long format.
+"""Exports for analysts and coordinators: responses, audit log, MRMC long format, reports.
 
 The same files as `readerstudy export` (reader_app.analysis.exports), with the
 scoring parameters of the sidebar in their param_* columns.
@@ -18,6 +18,8 @@ DESCRIPTIONS = {
     "responses": "Responses: the tidy frame, one row per (responder, case).",
     "audit": "Audit log: every recorded action of the study, oldest first.",
     "mrmc": "MRMC long format (reader, case, modality, score, truth) for iMRMC and MRMCaov.",
+    "reports": "Reports: every report answer, judged or not, with its text, each judge's score, "
+    "the adjudicator's grade and the final 0-40 score (the analyst's copy adds the reference).",
 }
 
 user = staff_user("analyst", "coordinator")
@@ -35,7 +37,14 @@ with db_session() as session:
         st.subheader(what.upper() if what == "mrmc" else what.capitalize())
         st.caption(text)
         try:
-            payload = export_bytes(what, fmt, session=session, study=study, params=controls.params)
+            payload = export_bytes(
+                what,
+                fmt,
+                session=session,
+                study=study,
+                params=controls.params,
+                with_reference=user.role == "analyst",  # the reference is the analyst's
+            )
         except (ExportError, FrameError) as exc:
             st.warning("Not available yet: " + escape_markdown(str(exc)))
             continue

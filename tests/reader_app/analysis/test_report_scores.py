@@ -110,7 +110,9 @@ def test_exports_reports_and_mrmc_rows(session: Session, settings: Settings) -> 
     study = _study(session, settings)
     params = ScoringParams(n_boot=0)
     reports = export_frame("reports", session=session, study=study, params=params)
-    assert list(reports.columns[:6]) == ["responder", "kind", "group", "case_id", "rubric", "tier"]
+    assert list(reports.columns[:7]) == [
+        "responder", "kind", "group", "case_id", "status", "findings", "impression"
+    ]  # fmt: skip
     assert len(reports) == 8
     row = reports[(reports["responder"] == "R02") & (reports["case_id"] == "ct-02")].iloc[0]
     assert (row["rubric"], row["tier"]) == (26, "Solid")

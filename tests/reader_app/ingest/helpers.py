@@ -6,6 +6,7 @@ import csv
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import nibabel as nib
 import numpy as np
@@ -162,4 +163,49 @@ def write_nifti(
     img.header.set_qform(affine, code=1)
     img.header.set_sform(affine, code=1)
     nib.save(img, str(path))
+    return path
+
+
+DISC_BASE_RADIUS = 2  # px: the disc of display slice k has radius 2 + k
+
+
+def disc_phantom(n: int = 20, rows: int = 48, cols: int = 64) -> np.ndarray:
+    """HU volume (slice, row, col), display convention, slice 0 the most inferior:
+    a 400 HU disc centred at (rows // 2, cols // 2) whose radius is 2 + k pixels on
+    slice k, so a slice's height can be read off any rendering of it."""
+    vol = np.full((n, rows, cols), -1000, dtype=np.int16)
+    yy, xx = np.mgrid[:rows, :cols]
+    for k in range(n):
+        r = DISC_BASE_RADIUS + k
+        vol[k][(yy - rows // 2) ** 2 + (xx - cols // 2) ** 2 <= r * r] = 400
+    return vol
+
+
+def disc_height(png: bytes) -> int:
+    """The display slice index k a disc_phantom PNG shows: its middle row holds 2r + 1
+    bright pixels (any window maps 400 HU above mid-grey and -1000 HU below)."""
+    import io
+
+    from PIL import Image
+
+    pixels = np.asarray(Image.open(io.BytesIO(png)).convert("L"))
+    bright = int((pixels[pixels.shape[0] // 2] > 127).sum())
+    return (bright - 1) // 2 - DISC_BASE_RADIUS
+
+
+def write_nifti_superior_first(path: Path, vol: np.ndarray) -> Path:
+    """The volume as a NIfTI whose slice axis runs from superior to inferior (RAI-like
+    storage, voxel k = 0 the top slice), LPS in plane as write_nifti's default."""
+    staged = write_nifti(path.with_name("staged-" + path.name), vol)
+    lib: Any = nib  # nibabel is untyped
+    img = lib.load(str(staged))
+    n = vol.shape[0]
+    data = np.array(img.dataobj)[:, :, ::-1]  # a copy: the staged file stays unmapped
+    affine = img.affine @ np.array(
+        [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, -1, n - 1], [0, 0, 0, 1]], dtype=float
+    )
+    out = lib.Nifti1Image(data, affine)
+    out.header.set_qform(affine, code=1)
+    out.header.set_sform(affine, code=1)
+    lib.save(out, str(path))
     return path

@@ -100,8 +100,8 @@ def test_demo_study_is_built_once(settings: Settings) -> None:
         regions = {source_id: key.reference_region for source_id, key in keys}
         assert regions.pop("tibia-cr") == "650,820,120,200"
         assert regions.pop("head-ct-strip", "").split(";")[2:4] == [
-            "10:145,160,70,240",  # the real slice: the right and left convexity collections
-            "10:285,130,100,250",
+            "7:145,160,70,240",  # the real slice: the right and left convexity collections
+            "7:285,130,100,250",
         ]
         assert set(regions.values()) == {None}
     engine.dispose()
@@ -112,7 +112,7 @@ def test_demo_manifest_is_valid_on_its_own() -> None:
     # the fixed contract's columns first, then the report-mode extension columns
     assert text.startswith(
         "case_id,kind,files,diagnosis,synonyms,history,modality,practice,windows,reviewed_by,"
-        "answer,reference_findings,reference_impression,reference_region\n"
+        "answer,reference_findings,reference_impression,reference_region,region\n"
     )
     assert (DEMO_DIR / "README.md").exists()
 

@@ -103,7 +103,10 @@ def test_import_spot_and_strip_cases(settings: Settings, db: Engine, tmp_path: P
         series, nifti = images(cases[1]), images(cases[2])
         # the same volume as a shuffled DICOM series and as NIfTI: the very same PNGs
         assert [i.sha256 for i in series] == [i.sha256 for i in nifti]
-        assert series[0].label == "1/16 · z = -150.0 mm" and series[16].role == "montage"
+        # the top slice first; the series numbers it by its (shuffled) InstanceNumber
+        assert series[0].label == "1/16 · slice 9 of 20 · z = -102.5 mm"
+        assert nifti[0].label == "1/16 · slice 20 of 20 · z = -102.5 mm"
+        assert series[16].role == "montage"
         audit = s.exec(select(AuditEvent)).one()
         assert audit.action == "study.import" and '"cases": 3' in audit.detail_json
     digests = {p.stem for p in assets(settings)}

@@ -137,6 +137,8 @@ def test_study_toml_defaults_fill_every_key(tmp_path: Path) -> None:
         "grounding_required": True,
         "grounding_tolerance_px": 0.0,
         "grading": {"adjudication": "single", "judges": [], "rubric_gap": 8},
+        "report_prompt": None,
+        "model_slices": "as-shown",
     }
 
 
@@ -144,6 +146,8 @@ def test_study_toml_defaults_fill_every_key(tmp_path: Path) -> None:
     ("toml", "key"),
     [
         ("grounding = 1", "grounding"),
+        ("report_prompt = 'radle_v1'", "report_prompt"),
+        ("model_slices = 'per_slice'", "model_slices"),
         ("grounding_required = 'yes'", "grounding_required"),
         ("grounding_tolerance_px = -1", "grounding_tolerance_px"),
         ("grounding_tolerance_px = nan", "grounding_tolerance_px"),

@@ -10,7 +10,8 @@ Fixtures used below (hand-derived):
 - ``tiny.dcm``: a real 16x16 CT slice, stored as 16x16.
 - ``vol.nii.gz``: ``phantom(n=31, rows=48, cols=64)``, a strip of 16 slices
   48 rows x 64 columns; ``sample_indices(31)`` = round(linspace(0, 30, 16)) =
-  0, 2, 4, ..., 30, so volume slice k (even) is strip slice k / 2 + 1.
+  0, 2, 4, ..., 30, sent top first (30, 28, ..., 0), so volume slice k (even) is
+  strip slice 16 - k / 2.
 """
 
 from __future__ import annotations
@@ -190,8 +191,8 @@ def test_boxes_are_stored_canonically_and_masks_as_stored(
     assert strip is not None
     stored = decode_mask(strip)
     assert stored.shape == (16, ROWS, COLS)
-    # voxel (i=10, j=5, k=10): volume slice 10 = strip slice 6 (index 5), row 47-5, col 63-10
-    assert np.argwhere(stored).tolist() == [[5, 42, 53]]
+    # voxel (i=10, j=5, k=10): volume slice 10 = strip slice 11 (index 10), row 47-5, col 63-10
+    assert np.argwhere(stored).tolist() == [[10, 42, 53]]
     assert (keys["none"].reference_region, keys["none"].reference_mask) == (None, None)
 
 
@@ -199,14 +200,15 @@ def test_a_nifti_mask_follows_the_volume_orientation_to_the_stored_slice(
     settings: Settings, db: Engine, tmp_path: Path
 ) -> None:
     """LPS storage (both in-plane axes flipped): canonical RAS flips i and j back, so a
-    stored voxel (i, j) lands at display row j, column i; k = 30 is strip slice 16."""
+    stored voxel (i, j) lands at display row j, column i; k = 30 (the top) is strip slice 1,
+    k = 0 strip slice 16."""
     study = _folder(tmp_path)
     _mask_nifti(study / "lps.nii", [(3, 40, 30), (0, 0, 0)], LPS)
     manifest = write_manifest(study, [case("s", "vol.nii.gz", "strip", reference_mask="lps.nii")])
     import_manifest(manifest, settings=settings)
     mask = _keys(db)["s"].reference_mask
     assert mask is not None
-    assert np.argwhere(decode_mask(mask)).tolist() == [[0, 0, 0], [15, 40, 3]]
+    assert np.argwhere(decode_mask(mask)).tolist() == [[0, 40, 3], [15, 0, 0]]
 
 
 def test_a_source_sized_png_mask_is_scaled_like_its_image(

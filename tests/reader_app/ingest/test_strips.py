@@ -33,8 +33,8 @@ def test_sample_indices_by_hand() -> None:
 
 
 def test_labels() -> None:
-    assert slice_label(7, 16, 106, 400, -143.5) == "7/16 · z = -143.5 mm"
-    assert slice_label(7, 16, 106, 400, None) == "7/16 · slice 107 of 400"
+    assert slice_label(7, 16, 294, 400, -143.5) == "7/16 · slice 294 of 400 · z = -143.5 mm"
+    assert slice_label(7, 16, 294, 400, None) == "7/16 · slice 294 of 400"
 
 
 def _pixels(image: RenderedImage) -> np.ndarray:
@@ -62,13 +62,21 @@ def test_dicom_series_and_nifti_give_identical_strips(tmp_path: Path) -> None:
     strips = {name: build_strip(v, ["mediastinum", "bone"]) for name, v in volumes.items()}
     reference = strips.pop("dicom, shuffled")
     assert len(reference) == 2 * (16 + 1)
+
+    def z_part(label: str) -> str:
+        return label.rsplit(" · ", 1)[-1]
+
     for name, strip in strips.items():
         assert [im.png for im in strip] == [im.png for im in reference], name
-        assert [im.label for im in strip] == [im.label for im in reference], name
-    # z runs from the first slice (-150 mm) up in 2.5 mm steps: sample 2 is index 1
-    assert reference[0].label == "1/16 · z = -150.0 mm"
-    assert reference[1].label == "2/16 · z = -147.5 mm"
-    assert reference[15].label == "16/16 · z = -102.5 mm"
+        assert [z_part(im.label) for im in strip] == [z_part(im.label) for im in reference], name
+    # the top slice first: z from -102.5 mm (index 19) down in steps of the sampling;
+    # the series' InstanceNumbers are shuffled, so its slice numbers are its own
+    assert z_part(reference[0].label) == "z = -102.5 mm"
+    assert z_part(reference[1].label) == "z = -105.0 mm"  # index 18
+    assert z_part(reference[15].label) == "z = -150.0 mm"
+    lps = strips["nifti LPS (.nii)"]
+    assert lps[0].label == "1/16 · slice 20 of 20 · z = -102.5 mm"
+    assert lps[15].label == "16/16 · slice 1 of 20 · z = -150.0 mm"
     assert [im.role for im in reference[:17]] == ["slice"] * 16 + ["montage"]
     assert {im.window for im in reference[:17]} == {"mediastinum"}
 
@@ -76,11 +84,11 @@ def test_dicom_series_and_nifti_give_identical_strips(tmp_path: Path) -> None:
 def test_slice_order_and_orientation_by_hand(tmp_path: Path) -> None:
     slices = build_strip(_dicom(tmp_path / "s", phantom(), shuffle_seed=3), ["mediastinum"])[:16]
     # body of slice k is -100 + 15 k HU; mediastinum: c' = 49.5, w' = 349, so
-    # k = 0: ((-100 - 49.5) / 349 + 0.5) * 255 = 18.26 -> 18
-    # k = 19 (last): ((185 - 49.5) / 349 + 0.5) * 255 = 226.504 -> 227
+    # k = 19 (the top, sent first): ((185 - 49.5) / 349 + 0.5) * 255 = 226.504 -> 227
+    # k = 0 (the bottom, last): ((-100 - 49.5) / 349 + 0.5) * 255 = 18.26 -> 18
     centre = [int(_pixels(im)[24, 32]) for im in slices]
-    assert centre[0] == 18 and centre[-1] == 227
-    assert centre == sorted(centre) and len(set(centre)) == 16
+    assert centre[0] == 227 and centre[-1] == 18
+    assert centre == sorted(centre, reverse=True) and len(set(centre)) == 16
     # the 700 HU marker is anterior-right: top-left on screen (radiological convention)
     first = _pixels(slices[0])
     assert first[3, 4] == 255 and first[3, 60] < 255 and first[44, 4] < 255
@@ -95,14 +103,14 @@ def test_only_sampled_slices_are_read(tmp_path: Path) -> None:
         return volume.read_slice(k)
 
     build_strip(Volume(volume.n_slices, spy, volume.z_mm), ["lung"])
-    assert seen == sample_indices(20)
+    assert seen == sample_indices(20)[::-1]  # the top slice first
 
 
 def test_volume_without_geometry_is_labelled_by_index(tmp_path: Path) -> None:
     vol = phantom(n=3)
     volume = Volume(3, lambda k: vol[k].astype(float), None)
     labels = [im.label for im in build_strip(volume, ["auto"])]
-    assert labels == ["1/3 · slice 1 of 3", "2/3 · slice 2 of 3", "3/3 · slice 3 of 3",
+    assert labels == ["1/3 · slice 3 of 3", "2/3 · slice 2 of 3", "3/3 · slice 1 of 3",
                       "montage · 3 slices · auto"]  # fmt: skip
 
 

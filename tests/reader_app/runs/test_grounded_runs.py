@@ -196,7 +196,7 @@ def test_a_text_only_run_sends_the_same_text_and_no_image_bytes(
     assert sorted(json.dumps(_without_images(r.body["messages"])) for r in with_images) == sorted(
         json.dumps(r.body["messages"]) for r in text_only
     )
-    fields = {"model": "stub", "temperature": 0.0, "seed": 0, "max_tokens": 1024}
+    fields = {"model": "stub", "temperature": 0.0, "seed": 0, "max_tokens": 4096}
     for request in [*with_images, *text_only]:
         assert {k: v for k, v in request.body.items() if k != "messages"} == fields
 

@@ -72,7 +72,7 @@ def test_report_cases_all_at_once(
         )
         assert rows[False].diagnosis == "Pneumothorax"  # the spot case is a diagnosis case
         params = json.loads(fresh.exec(select(ModelRun)).one().params_json)
-    assert params["report_prompt"] == "bench2_v1" and params["images_per_request"] is None
+    assert params["report_prompt"] == "bench2_v2" and params["images_per_request"] is None
 
 
 def test_images_per_request_four_groups_joined(

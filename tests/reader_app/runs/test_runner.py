@@ -134,7 +134,7 @@ def test_replies_of_every_shape_are_stored_with_raw_text_tokens_and_images(
         "radle_v1",
     )
     params = json.loads(run.params_json)
-    assert params["max_tokens"] == 1024 and len(params["prompt_sha256"]) == 64
+    assert params["max_tokens"] == 4096 and len(params["prompt_sha256"]) == 64
     assert run.finished_at is not None and run.finished_at >= run.started_at
     totals = json.loads(run.totals_json)
     assert totals | {"latency_s_total": 0, "latency_s_mean": 0, "latency_s_max": 0} == {

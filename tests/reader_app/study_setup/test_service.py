@@ -168,7 +168,7 @@ def test_demo_zip_checked_reviewed_and_imported_by_the_job(
         .join(Case, col(Case.id) == AnswerKey.case_id)
         .where(Case.study_id == study.id, Case.source_id == "head-ct-strip")
     ).one()
-    assert region is not None and "10:285,130,100,250" in region.split(";")
+    assert region is not None and "7:285,130,100,250" in region.split(";")
     assert _actions(session)[-4:] == [
         "setup.upload",
         "study.import",

@@ -1,0 +1,185 @@
+"""``export --what reports``: every report answer, judged or not, its text exactly as typed
+or replied, on SQLite and PostgreSQL.
+
+A reader types a report through the exam's service, another says "I don't know",
+a model replies through run-model (a 127.0.0.1 stub). One report is judged (the
+judges agree), the model's is split and graded by an adjudicator.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+from sqlmodel import Session, select
+
+from reader_app.analysis.exports import export_frame, to_bytes
+from reader_app.analysis.report_answers import REFERENCE_COLUMNS
+from reader_app.cli import main
+from reader_app.exam.order import ensure_order
+from reader_app.models import Case, CaseReport, Response, RubricGrade, RubricJudgement, Study
+from reader_app.reports.answers import submit_report, validate_report
+from reader_app.settings import Settings
+from scoring import ScoringParams
+from tests.factories import make_study
+from tests.reader_app.grading.helpers import reader
+from tests.support.openai_stub import OpenAIStub, Reply, openai_stub
+
+__all__ = ["openai_stub"]
+
+TYPED_FINDINGS = '=HYPERLINK("http://x")\nZweite Zeile — ünïcödé 肺 ✓\n\n  indented line'
+TYPED_IMPRESSION = 'Bilateral PE.\nNo infarct; "quoted", comma'
+MODEL_FINDINGS = "+1 filling defects\r\nright > left, 12 mm — 😀"
+MODEL_IMPRESSION = "-Pulmonary embolism\n@ both lower lobes"
+REF_FINDINGS = "=Emboli in both lower-lobe arteries.\nNo effusion."
+
+
+def _study(session: Session, settings: Settings, stub: OpenAIStub) -> Study:
+    study = make_study(session, settings.asset_dir, n_cases=1, strip_every=1, strip_slices=16)
+    case = session.exec(select(Case).where(Case.study_id == study.id)).one()
+    session.add(
+        CaseReport(
+            case_id=case.id or 0,
+            answer="report",
+            reference_findings=REF_FINDINGS,
+            reference_impression="Bilateral PE",
+        )
+    )
+    session.commit()
+    typed = reader(session, study, "R01")
+    ensure_order(session=session, reader=typed)
+    submit_report(
+        session=session,
+        reader=typed,
+        case_public_id=case.public_id,
+        answer=validate_report(TYPED_FINDINGS, TYPED_IMPRESSION, 3, False),
+        shown_at=None,
+        image_sha256=[],
+    )
+    unsure = reader(session, study, "R02")
+    ensure_order(session=session, reader=unsure)
+    submit_report(
+        session=session,
+        reader=unsure,
+        case_public_id=case.public_id,
+        answer=validate_report(None, None, None, True),
+        shown_at=None,
+        image_sha256=[],
+    )
+    stub.responder = lambda request: Reply(
+        json.dumps({"findings": MODEL_FINDINGS, "impression": MODEL_IMPRESSION})
+    )
+    assert (
+        main(
+            [
+                "run-model",
+                "study",
+                "--endpoint",
+                stub.base_url,
+                "--model",
+                "vlm",
+                "--quiet",
+                "--no-autograde",
+            ]
+        )
+        == 0
+    )
+    rows = {
+        (r.reader_id is not None, r.idk): r
+        for r in session.exec(select(Response).where(Response.study_id == study.id)).all()
+    }
+    human, model = rows[(True, False)], rows[(False, False)]
+    session.add(
+        RubricJudgement(
+            response_id=human.id or 0,
+            prompt_version="rubric_judge_v1",
+            judges="j-a@h1+j-b@h2",
+            scores_json="[30, 34]",
+            status="agree",
+            score=32,
+            gap=8,
+        )
+    )
+    session.add(
+        RubricJudgement(
+            response_id=model.id or 0,
+            prompt_version="rubric_judge_v1",
+            judges="j-a@h1+j-b@h2",
+            scores_json="[4, 20]",
+            status="disagree",
+            score=None,
+            gap=8,
+        )
+    )
+    adjudicator = reader(session, study, "ADJ", role="adjudicator")
+    session.add(
+        RubricGrade(response_id=model.id or 0, adjudicator_id=adjudicator.id or 0, score=12)
+    )
+    session.commit()
+    return study
+
+
+def test_every_report_with_its_exact_text_and_grades(
+    session: Session, settings: Settings, openai_stub: OpenAIStub, tmp_path: Path
+) -> None:
+    study = _study(session, settings, openai_stub)
+    frame = export_frame("reports", session=session, study=study, params=ScoringParams(n_boot=0))
+    assert len(frame) == 3  # judged, unjudged (the idk) and adjudicated alike
+    rows = frame.set_index("responder")
+    r01, r02, vlm = rows.loc["R01"], rows.loc["R02"], rows.loc["vlm"]
+    assert (r01["findings"], r01["impression"]) == (TYPED_FINDINGS, TYPED_IMPRESSION)
+    assert (vlm["findings"], vlm["impression"]) == (MODEL_FINDINGS, MODEL_IMPRESSION)
+    assert (r01["kind"], vlm["kind"], r01["likert"], bool(r02["idk"])) == (
+        "human",
+        "model",
+        3,
+        True,
+    )
+    assert (r01["judge_1"], r01["judge_1_score"], r01["judge_1_tier"]) == ("j-a@h1", 30, "Solid")
+    assert (r01["judge_2_score"], r01["judge_2_tier"], r01["judge_status"]) == (
+        34,
+        "Strong",
+        "agree",
+    )
+    assert pd.isna(r01["adjudicated_score"]) and (r01["rubric"], r01["tier"]) == (32, "Strong")
+    assert (vlm["judge_1_score"], vlm["judge_2_score"], vlm["judge_status"]) == (4, 20, "disagree")
+    assert (vlm["adjudicated_score"], vlm["rubric"], vlm["tier"]) == (12, 12, "Poor")
+    assert pd.isna(r02["judge_status"]) and pd.isna(r02["rubric"]) and pd.isna(r02["tier"])
+    assert (
+        r01["reference_findings"] == REF_FINDINGS and r02["reference_impression"] == "Bilateral PE"
+    )
+    assert "fabrication" not in frame.columns  # the judges' branch adds it
+
+    # Parquet: exact, every character
+    parquet = to_bytes(frame, "parquet")
+    back = pd.read_parquet(io.BytesIO(parquet)).set_index("responder")
+    assert back.loc["R01", "findings"] == TYPED_FINDINGS
+    assert back.loc["vlm", "findings"] == MODEL_FINDINGS
+    assert back.loc["R01", "reference_findings"] == REF_FINDINGS
+    # CSV: the same text, a leading formula character defused with an apostrophe
+    csv = pd.read_csv(io.BytesIO(to_bytes(frame, "csv")), keep_default_na=False)
+    by = csv.set_index("responder")
+    assert by.loc["R01", "findings"] == "'" + TYPED_FINDINGS
+    assert by.loc["R01", "impression"] == TYPED_IMPRESSION
+    assert by.loc["vlm", "findings"] == "'" + MODEL_FINDINGS
+    assert by.loc["vlm", "impression"] == "'" + MODEL_IMPRESSION
+    raw = pd.read_csv(io.BytesIO(to_bytes(frame, "csv", raw=True)), keep_default_na=False)
+    assert raw.set_index("responder").loc["vlm", "findings"] == MODEL_FINDINGS
+    # the command writes the same file
+    out = tmp_path / "reports.parquet"
+    assert (
+        main(["export", "study", "--what", "reports", "--format", "parquet", "-o", str(out)]) == 0
+    )
+    assert pd.read_parquet(out).set_index("responder").loc["R01", "findings"] == TYPED_FINDINGS
+
+
+def test_the_reference_report_is_left_out_when_asked(
+    session: Session, settings: Settings, openai_stub: OpenAIStub
+) -> None:
+    study = _study(session, settings, openai_stub)
+    frame = export_frame("reports", session=session, study=study, with_reference=False)
+    assert not set(REFERENCE_COLUMNS) & set(frame.columns)
+    assert REF_FINDINGS not in to_bytes(frame, "csv", raw=True).decode("utf-8")
+    assert len(frame) == 3
