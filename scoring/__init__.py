@@ -6,6 +6,8 @@ This package imports no application code (no streamlit, sqlmodel, pydicom).
 """
 
 from scoring.agreement import cohen_kappa, fleiss_kappa, outcome_table
+from scoring.audit import ARMS as AUDIT_ARMS
+from scoring.audit import AuditParams, audit_report, category_of
 from scoring.bootstrap import (
     bootstrap_counts,
     percentile_ci,
@@ -53,6 +55,7 @@ from scoring.secondary import (
 from scoring.status import is_idk_text
 
 __all__ = [
+    "AUDIT_ARMS",
     "CATEGORY_NAMES",
     "CI_METRICS",
     "GROUNDING_METRICS",
@@ -61,6 +64,7 @@ __all__ = [
     "STATUSES",
     "TIDY_COLUMNS",
     "TIERS",
+    "AuditParams",
     "Box",
     "FrameError",
     "Location",
@@ -71,6 +75,7 @@ __all__ = [
     "ScoringParams",
     "UngradedRowsError",
     "attempted_accuracy",
+    "audit_report",
     "aurc",
     "bootstrap_counts",
     "box_hit",
@@ -78,6 +83,7 @@ __all__ = [
     "build_matrix",
     "build_pools",
     "case_contributions",
+    "category_of",
     "category_points",
     "cohen_kappa",
     "count_vectors",

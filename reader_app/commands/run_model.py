@@ -54,22 +54,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
             "Rerunning the same command resumes. See docs/model-runs.md."
         ),
     )
-    p.add_argument("study", help="study slug")
-    p.add_argument(
-        "--endpoint",
-        required=True,
-        help="base URL, e.g. http://127.0.0.1:8000/v1 (vLLM) or https://api.openai.com/v1",
-    )
-    p.add_argument("--model", required=True, help="model name the endpoint expects")
-    p.add_argument("--name", help="run name (default: the model name); same name = resume")
-    p.add_argument("--group", help="group for analysis, e.g. the provider")
-    p.add_argument("--concurrency", type=int, default=4, help="requests in flight (default 4)")
-    p.add_argument(
-        "--prompt",
-        default=None,
-        help=f"built-in prompt version or a prompt file (default {DEFAULT_PROMPT}, or "
-        f"{GROUNDED_PROMPT} when the study has grounding = true)",
-    )
+    add_request_options(p)
     p.add_argument(
         "--no-images",
         action="store_true",
@@ -88,6 +73,28 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=None,
         help="report cases: send the slices in labelled groups of N (Bench 2 used 4: "
         "Entry/Upper/Lower/Exit) and join the replies; recorded in the run",
+    )
+    p.set_defaults(func=run)
+
+
+def add_request_options(p: argparse.ArgumentParser) -> None:
+    """The study, the endpoint, the model and how it is asked: shared by the commands
+    that run a model (run-model, audit-grounding)."""
+    p.add_argument("study", help="study slug")
+    p.add_argument(
+        "--endpoint",
+        required=True,
+        help="base URL, e.g. http://127.0.0.1:8000/v1 (vLLM) or https://api.openai.com/v1",
+    )
+    p.add_argument("--model", required=True, help="model name the endpoint expects")
+    p.add_argument("--name", help="run name (default: the model name); same name = resume")
+    p.add_argument("--group", help="group for analysis, e.g. the provider")
+    p.add_argument("--concurrency", type=int, default=4, help="requests in flight (default 4)")
+    p.add_argument(
+        "--prompt",
+        default=None,
+        help=f"built-in prompt version or a prompt file (default {DEFAULT_PROMPT}, or "
+        f"{GROUNDED_PROMPT} when the study has grounding = true)",
     )
     p.add_argument("--temperature", type=_optional_float, default=0.0, help="'none' to omit")
     p.add_argument("--seed", type=_optional_int, default=0, help="'none' to omit")
@@ -129,7 +136,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--no-autograde", action="store_true", help="do not grade after the run")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=run)
 
 
 def _spec(args: argparse.Namespace) -> RunSpec:
@@ -175,19 +181,24 @@ def summary_line(summary: RunSummary) -> str:
     return line
 
 
+def client_from(args: argparse.Namespace) -> ChatClient:
+    """The chat client the request options describe (raises ValueError on a bad one)."""
+    return ChatClient(
+        args.endpoint,
+        api_key=os.environ.get(args.api_key_env) or None,
+        read_timeout_s=args.timeout,
+        deadline_s=args.deadline,
+        max_attempts=args.max_retries + 1,
+        backoff_s=args.backoff,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     settings = settings_or_exit()
     try:
         spec = _spec(args)
         prompt = load_prompt(args.prompt) if args.prompt else None
-        client = ChatClient(
-            args.endpoint,
-            api_key=os.environ.get(args.api_key_env) or None,
-            read_timeout_s=args.timeout,
-            deadline_s=args.deadline,
-            max_attempts=args.max_retries + 1,
-            backoff_s=args.backoff,
-        )
+        client = client_from(args)
     except (ValueError, OSError) as exc:
         return fail(str(exc))
     try:

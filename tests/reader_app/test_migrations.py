@@ -36,4 +36,4 @@ def test_the_migrations_have_one_head() -> None:
     from reader_app.db import alembic_config
 
     script = ScriptDirectory.from_config(alembic_config("sqlite://"))
-    assert script.get_heads() == ["0021_grounding"]
+    assert script.get_heads() == ["0027_audit_images"]
