@@ -82,7 +82,7 @@ def fill_value(pixels: Pixels, region: BoolArray, fill: str) -> npt.NDArray[np.u
     outside = pixels[~region].reshape(-1, channels)
     if outside.size == 0:  # the region is the whole image
         outside = pixels.reshape(-1, channels)
-    value: npt.NDArray[np.uint8] = np.round(np.median(outside, axis=0)).astype(np.uint8)
+    value: npt.NDArray[np.uint8] = np.asarray(np.round(np.median(outside, axis=0)), dtype=np.uint8)
     return value
 
 
