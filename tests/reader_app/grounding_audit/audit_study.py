@@ -52,7 +52,9 @@ def make_audit_study(session: Session, asset_dir: Path, slug: str = "study") -> 
     a mask on slice 2; c5: pneumothorax without a region (a swap partner only)."""
     study = create_study(session=session, slug=slug, title="Audit study")
 
-    def spot(i: int, source: str, value: int, box: tuple[int, int, int, int], **ref: object) -> None:
+    def spot(
+        i: int, source: str, value: int, box: tuple[int, int, int, int], **ref: object
+    ) -> None:
         image = RenderedImage(png=with_lesion(i * 11, value, box), width=W, height=H)
         add_case(
             session=session,

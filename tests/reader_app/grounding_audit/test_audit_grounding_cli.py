@@ -75,9 +75,7 @@ def test_a_seeing_model_uses_the_image_and_a_history_reader_ignores_it(
     asked_before = len(openai_stub.requests)
     openai_stub.responder = history_reader
     report = run_json(audit_args(openai_stub, "reader-of-notes"), capsys)
-    assert {a: v["correct"] for a, v in report["arms"].items()} == dict.fromkeys(
-        report["arms"], 4
-    )
+    assert {a: v["correct"] for a, v in report["arms"].items()} == dict.fromkeys(report["arms"], 4)
     assert report["occlusion_effect"]["value"] == 0.0
     assert report["stability"]["value"] == 1.0
     assert report["text_gap"]["value"] == 0.0
