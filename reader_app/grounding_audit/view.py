@@ -148,3 +148,20 @@ def chart_frame(reports: list[dict[str, Any]], human: dict[str, float]) -> pd.Da
                 }
             )
     return pd.DataFrame(rows, columns=["name", "series", "value", "ci_low", "ci_high"])
+
+
+def audit_caption(human: dict[str, float]) -> str:
+    """What the audit section says before its table (plain text, the caller escapes)."""
+    g, ga = human.get("grounding_rate", math.nan), human.get("grounded_accuracy", math.nan)
+    readers = (
+        "no graded human reader on these cases yet"
+        if math.isnan(g)
+        else f"human readers' G {g:.2f}, GA {ga:.2f}"
+    )
+    return (
+        "Each audited model answered the cases with a reference region five times: the "
+        "stored images, the region occluded, another region of its size occluded, a "
+        "same-diagnosis case's images, and no image (SCORING.md section 9). Occlusion effect "
+        "= keep(occlude_irrelevant) - keep(occlude_relevant) over the cases right in "
+        f"original; 95% paired case-bootstrap CI. {readers}."
+    )
