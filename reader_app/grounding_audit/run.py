@@ -51,8 +51,8 @@ class ArmResult:
     left_out: dict[str, str]
 
 
-def _record_arm(
-    *, session: Session, study: Study, name: str, arm: str, run_id: int, params: dict[str, object]
+def _check_arm(
+    *, session: Session, study: Study, name: str, arm: str, params: dict[str, object]
 ) -> None:
     text = json.dumps(params, sort_keys=True)
     found = session.exec(
@@ -60,18 +60,49 @@ def _record_arm(
             AuditArm.study_id == study.id, AuditArm.name == name, AuditArm.arm == arm
         )
     ).first()
-    if found is None:
-        session.add(
-            AuditArm(
-                study_id=study.id or 0, name=name, arm=arm, model_run_id=run_id, params_json=text
-            )
-        )
-        return
-    if found.params_json != text or found.model_run_id != run_id:
+    if found is not None and found.params_json != text:
         raise AuditConflict(
             f"audit {name!r}, arm {arm}: recorded with {found.params_json}, asked with {text}; "
             "use the same --fill and --intervention-seed, or choose another --name"
         )
+
+
+def _open_arms(
+    *,
+    session: Session,
+    study: Study,
+    name: str,
+    base: RunSpec,
+    prompt: Prompt,
+    host: str,
+    settings: AuditSettings,
+) -> None:
+    """Every arm's run and record, in one commit: a conflict anywhere writes nothing."""
+    for arm in ARMS:
+        params = settings.of_arm(arm)
+        _check_arm(session=session, study=study, name=name, arm=arm, params=params)
+        run, _ = open_run(
+            session=session, study=study, spec=arm_spec(base, name, arm), prompt=prompt, host=host
+        )
+        assert run.id is not None
+        found = session.exec(
+            select(AuditArm).where(
+                AuditArm.study_id == study.id, AuditArm.name == name, AuditArm.arm == arm
+            )
+        ).first()
+        if found is None:
+            text = json.dumps(params, sort_keys=True)
+            session.add(
+                AuditArm(
+                    study_id=study.id or 0,
+                    name=name,
+                    arm=arm,
+                    model_run_id=run.id,
+                    params_json=text,
+                )
+            )
+            session.flush()
+    session.commit()
 
 
 def run_audit(
@@ -95,27 +126,32 @@ def run_audit(
         raise ValueError("the audit sends slices: a montage shows every slice's region at once")
     if not audited_jobs(session=session, study=study)[0]:
         raise ValueError("no scored case of the study carries a reference region: nothing to audit")
+    for arm in ARMS:  # refuse changed parameters before anything is written
+        _check_arm(session=session, study=study, name=name, arm=arm, params=settings.of_arm(arm))
+
+    def open_arms() -> None:
+        _open_arms(
+            session=session,
+            study=study,
+            name=name,
+            base=base,
+            prompt=prompt,
+            host=host,
+            settings=settings,
+        )
+
+    try:
+        open_arms()
+    except IntegrityError:  # another process opened them a moment ago: join them
+        session.rollback()
+        open_arms()
     plans: list[tuple[ArmPlan, RunSpec]] = []
     for arm in ARMS:
         plan = plan_arm(
             session=session, study=study, arm=arm, settings=settings, asset_dir=asset_dir
         )
-        spec = arm_spec(base, name, arm)
-        try:
-            run, _ = open_run(session=session, study=study, spec=spec, prompt=prompt, host=host)
-            assert run.id is not None
-            _record_arm(
-                session=session,
-                study=study,
-                name=name,
-                arm=arm,
-                run_id=run.id,
-                params=settings.of_arm(arm),
-            )
-            session.commit()
-        except IntegrityError:  # another process opened it a moment ago: it is the same
-            session.rollback()
-        plans.append((plan, spec))
+        session.commit()
+        plans.append((plan, arm_spec(base, name, arm)))
     results = []
     for plan, spec in plans:
         summary = run_model(

@@ -8,7 +8,7 @@ import pytest
 from sqlmodel import Session, select
 
 from reader_app.cli import main
-from reader_app.models import AuditArm, ModelRun, Response
+from reader_app.models import AuditArm, AuditImage, ModelRun, Response
 from reader_app.settings import Settings
 from tests.reader_app.grounding_audit.audit_study import (
     history_reader,
@@ -125,6 +125,17 @@ def test_the_table_and_a_changed_fill_refused(
     out = capsys.readouterr().out
     assert "category: uses the image" in out
     assert "occlusion effect 1.00 [1.00, 1.00]" in out
+    with Session(session.get_bind()) as fresh:
+        before = len(fresh.exec(select(AuditImage)).all()), len(fresh.exec(select(ModelRun)).all())
+    asked = len(openai_stub.requests)
     assert main([*args, "--fill", "black"]) == 2
     err = capsys.readouterr().err
     assert "audit 'seer', arm occlude_relevant" in err and "another --name" in err
+    with Session(session.get_bind()) as fresh:  # nothing written, nothing asked
+        after = len(fresh.exec(select(AuditImage)).all()), len(fresh.exec(select(ModelRun)).all())
+        assert not fresh.exec(select(AuditImage).where(AuditImage.fill == "black")).all()
+    assert after == before and len(openai_stub.requests) == asked
+    # a changed sampling setting is refused the same way, before any arm is asked
+    assert main([*args, "--temperature", "0.7"]) == 2
+    assert "different temperature" in capsys.readouterr().err
+    assert len(openai_stub.requests) == asked
