@@ -92,7 +92,7 @@ def audit_table(report: dict[str, Any]) -> str:
         lines.append(f"left out of {arm}: {', '.join(ids)}")
     for arm, n in report.get("ungraded", {}).items():
         lines.append(f"WARNING: {n} answer(s) of {arm} await a verdict (counted not correct)")
-    return "\n".join(lines)
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def run(args: argparse.Namespace) -> int:
