@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image
 
+from reader_app.errors import ReaderStudyError
 from reader_app.grounding_hits import Reference
 from scoring.regions import BoolArray
 
@@ -28,7 +29,7 @@ _TRIES: Final = 2000  # random placements tried before the exhaustive scan
 Pixels = npt.NDArray[np.uint8]
 
 
-class NoRoomError(ValueError):
+class NoRoomError(ReaderStudyError, ValueError):
     """The image has no place for the shape outside the reference region."""
 
 

@@ -12,7 +12,9 @@ from scoring.frame import FrameError
 CASES = ["1", "2", "3", "4"]
 
 
-def _rows(correct: dict[str, set[str]], held: dict[str, set[str]] | None = None) -> list[dict]:
+def _rows(
+    correct: dict[str, set[str]], held: dict[str, set[str]] | None = None
+) -> list[dict[str, object]]:
     held = held or {}
     return [
         {"arm": arm, "case_id": c, "correct": int(c in ok), "likert": 3 if c == "1" else 4}
@@ -86,7 +88,7 @@ def test_swap_without_partner_and_empty_k_are_nan() -> None:
     report = audit_report(_rows(WORKED, held), CASES, AuditParams(n_boot=0))
     assert report["arms"]["swap"] == {"n": 1, "correct": 1, "accuracy": 1.0, "ci": [math.nan] * 2}
     assert report["keep"]["swap"]["n"] == 1
-    none_right = {arm: set() for arm in WORKED}
+    none_right: dict[str, set[str]] = {arm: set() for arm in WORKED}
     report = audit_report(_rows(none_right), CASES, AuditParams(n_boot=50))
     assert math.isnan(report["occlusion_effect"]["value"])
     assert all(math.isnan(x) for x in report["occlusion_effect"]["ci"])

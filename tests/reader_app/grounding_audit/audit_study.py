@@ -30,7 +30,8 @@ HISTORY = {PNEUMO: "sudden dyspnoea after a fall", EFFUSION: "heart failure with
 
 def background(shift: int) -> np.ndarray:
     y, x = np.mgrid[0:H, 0:W]
-    return ((x * 2 + y * 3 + shift) % 150).astype(np.uint8)
+    out: np.ndarray = ((x * 2 + y * 3 + shift) % 150).astype(np.uint8)
+    return out
 
 
 def png(pixels: np.ndarray) -> bytes:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from typing import Any
 
 import pytest
 from sqlmodel import Session, select
@@ -38,11 +40,12 @@ def audit_args(stub: OpenAIStub, model: str, *extra: str) -> list[str]:
     ]
 
 
-def run_json(args: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
+def run_json(args: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     code = main(args)
     out, err = capsys.readouterr()
     assert code == 0, err
-    return json.loads(out.strip().splitlines()[-1])
+    report: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    return report
 
 
 def test_a_seeing_model_uses_the_image_and_a_history_reader_ignores_it(
@@ -108,7 +111,7 @@ def test_a_seeing_model_uses_the_image_and_a_history_reader_ignores_it(
     assert all(r.image_sha256 == "" for r in rows if r.model_run_id in _text_only(arms, fresh))
 
 
-def _text_only(arms: list[AuditArm], session: Session) -> set[int]:
+def _text_only(arms: Sequence[AuditArm], session: Session) -> set[int]:
     return {a.model_run_id for a in arms if a.arm == "text_only"}
 
 

@@ -98,7 +98,7 @@ def test_swap_sends_another_same_label_case_s_stored_bytes(
     session: Session, audited: OpenAIStub
 ) -> None:
     keys = {k.case_id: k.diagnosis for k in session.exec(select(AnswerKey))}
-    own = {}
+    own: dict[int, set[str]] = {}
     for image in session.exec(select(CaseImage)):
         own.setdefault(image.case_id, set()).add(image.sha256)
     rows = _images(session, "swap")
