@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "score",
     "import_run",
     "run_model",
+    "audit_grounding",
     "judge_reports",
     "backup",
     "restore",

@@ -542,3 +542,58 @@ class RubricJudgement(SQLModel, table=True):
             "score is null or (score >= 0 and score <= 40)", name="ck_rubric_judgement_score"
         ),
     )
+
+
+class AuditArm(SQLModel, table=True):
+    """One arm of a causal grounding audit (SCORING.md section 9): which run holds its
+    answers, and the intervention's parameters, so a second call reuses it or refuses."""
+
+    __tablename__ = "audit_arms"
+
+    id: int | None = Field(default=None, primary_key=True)
+    study_id: int = Field(foreign_key="studies.id", index=True)
+    name: str = Field(max_length=200)  # the audit's name (the runs' base name)
+    arm: str = Field(max_length=32)
+    model_run_id: int = Field(foreign_key="model_runs.id")
+    params_json: str = Field(default="{}", sa_column=Column(Text, nullable=False, default="{}"))
+    created_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+
+    __table_args__ = (
+        UniqueConstraint("study_id", "name", "arm", name="uq_audit_arm"),
+        CheckConstraint(
+            "arm in ('original','occlude_relevant','occlude_irrelevant','swap','text_only')",
+            name="ck_audit_arm",
+        ),
+    )
+
+
+class AuditImage(SQLModel, table=True):
+    """What one audit arm sent for one image of one case, and how it was made.
+
+    ``sha256`` names the bytes sent: a derived image in the audit store
+    (``grounding_audit.store``, never a reader's asset store), or for ``swap`` the
+    partner case's stored image. Derived images are sent to models only.
+    """
+
+    __tablename__ = "audit_images"
+
+    id: int | None = Field(default=None, primary_key=True)
+    study_id: int = Field(foreign_key="studies.id", index=True)
+    case_id: int = Field(foreign_key="cases.id", index=True)
+    arm: str = Field(max_length=32)
+    position: int  # the image's place among those sent for the case, from 0
+    source_sha256: str = Field(max_length=64)  # the case's stored image it stands for
+    sha256: str = Field(max_length=64, index=True)  # the bytes sent
+    region: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    seed: int | None = None
+    fill: str | None = Field(default=None, max_length=16)
+    partner_case_id: int | None = Field(default=None, foreign_key="cases.id")
+    created_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+
+    __table_args__ = (
+        UniqueConstraint("case_id", "arm", "position", "sha256", name="uq_audit_image"),
+    )

@@ -6,6 +6,8 @@ This package imports no application code (no streamlit, sqlmodel, pydicom).
 """
 
 from scoring.agreement import cohen_kappa, fleiss_kappa, outcome_table
+from scoring.audit import ARMS as AUDIT_ARMS
+from scoring.audit import AuditParams, audit_report, category_of
 from scoring.bootstrap import (
     bootstrap_counts,
     percentile_ci,
@@ -71,6 +73,8 @@ from scoring.secondary import (
 from scoring.status import derive_status, is_idk_text, is_missing_value, parse_likert
 
 __all__ = [
+    "ARMS",
+    "AUDIT_ARMS",
     "CATEGORY_NAMES",
     "CI_METRICS",
     "GROUNDING_METRICS",
@@ -81,6 +85,7 @@ __all__ = [
     "TIDY_COLUMNS",
     "TIERS",
     "WEIGHTS",
+    "AuditParams",
     "BoolArray",
     "Box",
     "FrameError",
@@ -92,6 +97,7 @@ __all__ = [
     "ScoringParams",
     "UngradedRowsError",
     "attempted_accuracy",
+    "audit_report",
     "aurc",
     "bootstrap_counts",
     "box_hit",
@@ -99,6 +105,7 @@ __all__ = [
     "build_matrix",
     "build_pools",
     "case_contributions",
+    "category_of",
     "category_points",
     "cohen_kappa",
     "count_vectors",

@@ -41,11 +41,12 @@ from reader_app.csv_safe import spreadsheet_csv
 from reader_app.errors import ReaderStudyError
 from reader_app.grading.key import KEY_COLUMNS, study_key, write_key_csv
 from reader_app.grading.rubric_grades import rubric_frame
+from reader_app.grounding_audit.view import audit_table, study_audits
 from reader_app.models import AuditEvent, Study, utcnow
 from reader_app.results import tidy_responses
-from scoring import ScoringParams
+from scoring import AuditParams, ScoringParams
 
-WHAT: Final = ("responses", "audit", "mrmc", "reports", "key")
+WHAT: Final = ("responses", "audit", "mrmc", "reports", "key", "audit-grounding")
 FORMATS: Final = ("csv", "parquet")
 AUDIT_COLUMNS: Final = ("id", "at", "actor", "action", "detail")
 METADATA_KEY: Final = b"readerstudy"
@@ -54,6 +55,11 @@ MIME: Final = {"csv": "text/csv", "parquet": "application/vnd.apache.parquet"}
 
 class ExportError(ReaderStudyError, ValueError):
     """The export cannot be made as asked; the message is safe to show."""
+
+
+def audit_params(params: ScoringParams) -> AuditParams:
+    """The audit's bootstrap follows the study's scoring parameters."""
+    return AuditParams(n_boot=params.n_boot, seed=params.seed)
 
 
 def provenance_columns(params: ScoringParams) -> dict[str, Any]:
@@ -138,6 +144,10 @@ def export_frame(
     elif what == "reports":
         frame = report_answers_frame(
             session=session, study_id=study.id, with_reference=with_reference
+        )
+    elif what == "audit-grounding":  # the causal grounding audits, a row per (audit, arm)
+        frame = audit_table(
+            study_audits(session=session, study_id=study.id, params=audit_params(params))
         )
     else:
         raise ExportError(f"--what must be one of {', '.join(WHAT)}, not {what!r}")

@@ -14,7 +14,7 @@ import base64
 import html
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 
 import pandas as pd
 
@@ -50,8 +50,10 @@ from reader_app.charts import (
     response_profile_chart,
     risk_coverage_chart,
 )
+from reader_app.charts.audit import audit_arms_chart
 from reader_app.charts.rubric import tier_distribution_chart
 from reader_app.charts.vl import Spec
+from reader_app.grounding_audit.view import audit_caption, chart_frame, summary_table
 from reader_app.models import utcnow
 from scoring import SCORING_SPEC_VERSION, ScoringParams
 
@@ -177,6 +179,20 @@ def _grounding_note(board: Leaderboard) -> str:
     )
 
 
+def audits_html(audits: list[dict[str, Any]] | None, human: dict[str, float]) -> str:
+    """The causal grounding audit's section (none when the study has no audit)."""
+    if not audits:
+        return ""
+    chart = audit_arms_chart(chart_frame(audits, human))
+    return (
+        "<h2>Causal grounding audit</h2>"
+        f'<p class="muted">{esc(audit_caption(human))}</p>'
+        f"{table_html(summary_table(audits))}"
+        f"<figure><figcaption><b>Accuracy by audit arm</b></figcaption>"
+        f"{svg_img(chart, 'Accuracy by audit arm beside the human readers G and GA')}</figure>"
+    )
+
+
 def reports_html(reports: ReportBoard | None) -> str:
     """The Reports section (Bench 2 rubric); empty when the study has no graded report."""
     if reports is None or reports.empty:
@@ -210,8 +226,11 @@ def render_report(
     readers: bool = True,
     generated_at: datetime | None = None,
     reports: ReportBoard | None = None,
+    audits: list[dict[str, Any]] | None = None,
+    audit_humans: dict[str, float] | None = None,
 ) -> str:
-    """The whole report as one HTML document (a clear message where data is missing)."""
+    """The whole report as one HTML document (a clear message where data is missing).
+    ``audits`` (``grounding_audit.view.study_audits``) adds the grounding audit section."""
     when = (generated_at or utcnow()).strftime("%Y-%m-%d %H:%M UTC")
     humans, models = data.responders("human"), data.responders("model")
     head = (
@@ -261,7 +280,7 @@ def render_report(
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{esc(data.title)}: readerstudy report</title><style>{CSS}</style></head>"
-        f"<body>{head}{body}{reports_html(reports)}"
+        f"<body>{head}{body}{audits_html(audits, audit_humans or {})}{reports_html(reports)}"
         f"<h2>Scoring parameters</h2>{_params_table(params)}"
         '<p class="muted">Made by readerstudy. This file loads nothing from the network.</p>'
         "</body></html>"

@@ -6,6 +6,7 @@ so the same spec shows in the app, renders to PNG/SVG offline through
 vl-convert, and goes into the static report. No Streamlit here.
 """
 
+from reader_app.charts.audit import audit_arms_chart
 from reader_app.charts.builders import (
     accuracy_grounding_chart,
     case_matrix_chart,
@@ -20,6 +21,7 @@ from reader_app.charts.rubric import tier_distribution_chart
 
 __all__ = [
     "accuracy_grounding_chart",
+    "audit_arms_chart",
     "case_matrix_chart",
     "chart_png",
     "chart_svg",

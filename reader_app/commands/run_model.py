@@ -57,26 +57,23 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
             "Rerunning the same command resumes. See docs/model-runs.md."
         ),
     )
-    p.add_argument("study", help="study slug")
-    p.add_argument(
-        "--endpoint",
-        required=True,
-        help="base URL, e.g. http://127.0.0.1:8000/v1 (vLLM) or https://api.openai.com/v1",
-    )
-    p.add_argument("--model", required=True, help="model name the endpoint expects")
-    p.add_argument("--name", help="run name (default: the model name); same name = resume")
-    p.add_argument("--group", help="group for analysis, e.g. the provider")
+    add_request_options(p)
     p.add_argument(
         "--cohort",
         help="the run's cohort for the leaderboard (free text, e.g. frontier, open-weight, "
         "medical); a resumed run takes a new one",
     )
-    p.add_argument("--concurrency", type=int, default=4, help="requests in flight (default 4)")
+    add_judge_options(
+        p,
+        judge_help="an OpenAI-compatible judge (one, or two that must agree): the run's answers "
+        "are graded as they arrive, by the key, grade memory, then these judges; default: the "
+        "study's [[grading.judges]] in study.toml, if any",
+        timeout_s=30.0,
+    )
     p.add_argument(
-        "--prompt",
-        default=None,
-        help=f"built-in prompt version or a prompt file (default {DEFAULT_PROMPT}, or "
-        f"{GROUNDED_PROMPT} when the study has grounding = true)",
+        "--auto-only",
+        action="store_true",
+        help="grade by the key and grade memory only: no judges, not even the study's",
     )
     p.add_argument(
         "--no-images",
@@ -96,6 +93,28 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=None,
         help="report cases: send the slices in labelled groups of N (Bench 2 used 4: "
         "Entry/Upper/Lower/Exit) and join the replies; recorded in the run",
+    )
+    p.set_defaults(func=run)
+
+
+def add_request_options(p: argparse.ArgumentParser) -> None:
+    """The study, the endpoint, the model and how it is asked: shared by the commands
+    that run a model (run-model, audit-grounding)."""
+    p.add_argument("study", help="study slug")
+    p.add_argument(
+        "--endpoint",
+        required=True,
+        help="base URL, e.g. http://127.0.0.1:8000/v1 (vLLM) or https://api.openai.com/v1",
+    )
+    p.add_argument("--model", required=True, help="model name the endpoint expects")
+    p.add_argument("--name", help="run name (default: the model name); same name = resume")
+    p.add_argument("--group", help="group for analysis, e.g. the provider")
+    p.add_argument("--concurrency", type=int, default=4, help="requests in flight (default 4)")
+    p.add_argument(
+        "--prompt",
+        default=None,
+        help=f"built-in prompt version or a prompt file (default {DEFAULT_PROMPT}, or "
+        f"{GROUNDED_PROMPT} when the study has grounding = true)",
     )
     p.add_argument("--temperature", type=_optional_float, default=0.0, help="'none' to omit")
     p.add_argument("--seed", type=_optional_int, default=0, help="'none' to omit")
@@ -143,20 +162,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--no-autograde", action="store_true", help="do not grade the answers (no key, no judges)"
     )
-    add_judge_options(
-        p,
-        judge_help="an OpenAI-compatible judge (one, or two that must agree): the run's answers "
-        "are graded as they arrive, by the key, grade memory, then these judges; default: the "
-        "study's [[grading.judges]] in study.toml, if any",
-        timeout_s=30.0,
-    )
-    p.add_argument(
-        "--auto-only",
-        action="store_true",
-        help="grade by the key and grade memory only: no judges, not even the study's",
-    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=run)
 
 
 def _spec(args: argparse.Namespace) -> RunSpec:
@@ -203,6 +209,18 @@ def summary_line(summary: RunSummary) -> str:
     return line
 
 
+def client_from(args: argparse.Namespace) -> ChatClient:
+    """The chat client the request options describe (raises ValueError on a bad one)."""
+    return ChatClient(
+        args.endpoint,
+        api_key=os.environ.get(args.api_key_env) or None,
+        read_timeout_s=args.timeout,
+        deadline_s=args.deadline,
+        max_attempts=args.max_retries + 1,
+        backoff_s=args.backoff,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     settings = settings_or_exit()
     if args.judge is not None and len(args.judge) > 2:
@@ -212,14 +230,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         spec = _spec(args)
         prompt = load_prompt(args.prompt) if args.prompt else None
-        client = ChatClient(
-            args.endpoint,
-            api_key=os.environ.get(args.api_key_env) or None,
-            read_timeout_s=args.timeout,
-            deadline_s=args.deadline,
-            max_attempts=args.max_retries + 1,
-            backoff_s=args.backoff,
-        )
+        client = client_from(args)
     except (ValueError, OSError) as exc:
         return fail(str(exc))
     try:

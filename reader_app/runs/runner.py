@@ -303,19 +303,22 @@ def run_model(
     progress: ProgressFn | None = None,
     actor: str = "cli",
     lease_s: float = lease.DEFAULT_LEASE_S,
+    jobs: list[CaseJob] | None = None,
 ) -> RunSummary:
     """Ask the model every case the run has not answered yet; commit as answers arrive.
 
     Each case is leased before it is asked (``lease_s``, renewed every third
     of it while the request runs). A case another live runner holds is left
     to it; this call waits until that case has its row, or until the lease
-    expires (its holder died) and then asks it itself.
+    expires (its holder died) and then asks it itself. ``jobs`` replaces the
+    study's scored cases (the grounding audit: a subset, with other images).
     """
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
     if lease_s <= 0:
         raise ValueError("lease_s must be positive")
-    jobs = case_jobs(session=session, study=study, strip_mode=spec.strip_mode)
+    if jobs is None:
+        jobs = case_jobs(session=session, study=study, strip_mode=spec.strip_mode)
     if spec.slice_scaling is None and exam_config(study).model_slices == PER_SLICE:
         spec = replace(spec, slice_scaling=PER_SLICE)  # the study's choice, recorded in the run
     if any(j.answer == "report" for j in jobs) and spec.report_prompt is None:

@@ -26,6 +26,7 @@ from reader_app.ui.components.analysis_cache import (
     metrics_table,
     scoring_controls,
 )
+from reader_app.ui.components.audit_panel import audit_panel, load_audits
 from reader_app.ui.components.charts import chart_panel
 from reader_app.ui.components.reports_panel import agreement_panel, load_reports, reports_panel
 from reader_app.ui.components.safe_text import escape_markdown
@@ -129,3 +130,4 @@ with diagnosis_tab:
         st.info(escape_markdown(note))
     for section in SECTIONS:
         section(data, board, controls)
+    audit_panel(load_audits(user, controls.params), slug=data.slug)

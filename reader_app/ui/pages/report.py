@@ -9,6 +9,7 @@ from reader_app.ui.components.analysis_cache import (
     load_data,
     scoring_controls,
 )
+from reader_app.ui.components.audit_panel import load_audits
 from reader_app.ui.components.reports_panel import load_reports
 from reader_app.ui.context import staff_user
 
@@ -24,10 +25,17 @@ st.write(
 )
 cases = data.graded_cases() if controls.graded_only and data.n_pending else None
 reports = load_reports(user, controls.params)
+audits = load_audits(user, controls.params)
 st.download_button(
     "Build and download the report (HTML)",
     data=lambda: render_report(
-        data, controls.params, case_ids=cases, readers=controls.readers, reports=reports
+        data,
+        controls.params,
+        case_ids=cases,
+        readers=controls.readers,
+        reports=reports,
+        audits=audits.reports,
+        audit_humans=audits.human,
     ),
     file_name=f"{data.slug}-report.html",
     mime="text/html",

@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from reader_app.ingest.assets import load_asset
 from sqlmodel import Session, col, select
 
+from reader_app.assets import load_asset
 from reader_app.cli import main
 from reader_app.db import make_engine
 from reader_app.exam.next_case import case_view
