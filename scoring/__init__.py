@@ -73,7 +73,6 @@ from scoring.secondary import (
 from scoring.status import derive_status, is_idk_text, is_missing_value, parse_likert
 
 __all__ = [
-    "ARMS",
     "AUDIT_ARMS",
     "CATEGORY_NAMES",
     "CI_METRICS",

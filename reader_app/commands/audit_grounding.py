@@ -34,7 +34,8 @@ from reader_app.runs.autograde_hook import autograde_after_run
 from reader_app.runs.prompt import default_prompt, load_prompt
 from reader_app.runs.record import RunConflict
 from reader_app.runs.runner import RunAborted
-from scoring import ARMS, AuditParams, to_jsonable
+from scoring import AUDIT_ARMS as ARMS
+from scoring import AuditParams, to_jsonable
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

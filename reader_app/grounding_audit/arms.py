@@ -37,7 +37,7 @@ from reader_app.models import AnswerKey, AuditImage, Case, Study
 from reader_app.runs.case_job import CaseJob
 from reader_app.runs.grounded import strip_slice_number
 from reader_app.runs.runner import case_jobs
-from scoring import ARMS
+from scoring import AUDIT_ARMS as ARMS
 
 DERIVED: Final = ("occlude_relevant", "occlude_irrelevant")
 

@@ -18,7 +18,8 @@ from reader_app.grounding_hits import case_references
 from reader_app.models import AuditArm, AuditImage, Case, ModelRun
 from reader_app.reports.cases import report_case_ids
 from reader_app.results import tidy_responses
-from scoring import ARMS, AuditParams, audit_report
+from scoring import AUDIT_ARMS as ARMS
+from scoring import AuditParams, audit_report
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from reader_app.runs import lease
 from reader_app.runs.prompt import Prompt
 from reader_app.runs.record import RunSpec, open_run, text_only_name
 from reader_app.runs.runner import ProgressFn, RunSummary, run_model
-from scoring import ARMS
+from scoring import AUDIT_ARMS as ARMS
 
 
 class AuditConflict(ReaderStudyError, ValueError):

@@ -11,7 +11,8 @@ from sqlmodel import Session
 
 from reader_app.grounding_audit.figures import audit_figures, audited_case_ids, audits
 from reader_app.results import tidy_responses
-from scoring import ARMS, AuditParams, ScoringParams, grounding_report
+from scoring import AUDIT_ARMS as ARMS
+from scoring import AuditParams, ScoringParams, grounding_report
 
 HUMAN_SERIES: Final = ("human readers' G", "human readers' GA")
 TABLE_COLUMNS: Final = (
