@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("study_setup", "study_admin", "backup"),  # set-up in the browser, operators' services
     ("analysis",),  # coordinator and analyst services, exports, HTML report
     ("charts",),  # Vega-Lite specs of the tables analysis builds
+    ("grounding_audit",),  # the causal grounding audit: its arms are model runs
     ("runs",),  # model runs: prompt, runner, leases, importers
     ("results",),  # DB rows -> the tidy frame (reads grade memory)
     ("grading",),  # answer key, grade memory, adjudication, judges
@@ -45,7 +46,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("casebank", "study_config", "grounding"),  # cases, study settings, grounding rules
     ("assets", "window_presets"),  # the content-addressed PNG store, display windows
     ("llm",),  # the one OpenAI-compatible chat client
-    ("auth", "text_policy", "text_rules", "csv_safe", "security_headers"),
+    ("auth", "text_policy", "text_rules", "csv_safe", "security_headers", "served_address"),
     ("audit",),
     ("models",),  # the tables
     ("db", "migrations"),  # engine, sessions, Alembic
