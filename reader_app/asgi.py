@@ -71,7 +71,7 @@ def upload_session(session_id: str) -> UploadSession | None:
     user_info = getattr(session, "_user_info", None) or {}
     try:
         signed_in = session.session_state["_signed_in"]  # reader_app.ui.context.SignedIn
-    except KeyError:
+    except Exception:  # absent (KeyError), or the state mid-change: not signed in
         signed_in = None
     return UploadSession(
         browser=user_info.get(USER_KEY),

@@ -15,7 +15,8 @@ and keeps it in memory until the session ends. In front of it:
   is read);
 - a session keeps one uploaded file: an accepted ``PUT`` drops the session's
   earlier files (our uploaders take one file each), so one tab holds at most
-  one page limit, released when the session ends.
+  one page limit. Streamlit frees it when the session ends (a closed tab's
+  session once ``server.disconnectedSessionTTL`` has passed).
 
 A plain ASGI middleware (no Streamlit import): reader_app/asgi.py gives it the
 pages with an uploader (``upload_pages``) and the ``lookup`` into Streamlit's

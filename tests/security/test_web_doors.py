@@ -9,8 +9,11 @@ without the browser's cookie; a websocket is opened from another origin.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from sqlmodel import Session
@@ -21,6 +24,7 @@ from reader_app.settings import load_settings
 from tests.e2e.conftest import ServedApp, start_app, stop_app
 from tests.factories import make_reader, make_study
 from tests.security.bare_client import (
+    http_request,
     live_visit,
     page_cookies,
     put_file,
@@ -44,14 +48,14 @@ class Site:
     analyst: str
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    root = tmp_path_factory.mktemp("doors")
+@contextmanager
+def served_site(root: Path, **extra_env: str) -> Iterator[Site]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("STREAMLIT_", "READERSTUDY_"))}
     env.update(
         READERSTUDY_DATABASE_URL=f"sqlite:///{root / 'rs.db'}",
         READERSTUDY_DATA_DIR=str(root / "data"),
         READERSTUDY_MAX_UPLOAD_MB=str(ZIP_LIMIT_MB),
+        **extra_env,
     )
     settings = load_settings(env)
     from reader_app.db import migrate
@@ -70,6 +74,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         yield Site(app, reader, coordinator, analyst)
     finally:
         stop_app(app)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    with served_site(tmp_path_factory.mktemp("doors")) as served:
+        yield served
 
 
 def test_a_stranger_cannot_upload_and_the_server_memory_stays_flat(site: Site) -> None:
@@ -161,9 +171,41 @@ def test_websockets_from_another_origin_are_refused(site: Site) -> None:
 
 
 def test_the_browser_proof_cookie_is_http_only(site: Site) -> None:
-    from tests.security.bare_client import http_request
-
     status, headers, _ = http_request(site.app.url, "GET", "/")
     set_cookie = [v for k, v in headers if k.lower() == "set-cookie" and v.startswith(COOKIE)]
     assert status == 200 and len(set_cookie) == 1
     assert "HttpOnly" in set_cookie[0] and "SameSite=Lax" in set_cookie[0]
+
+
+def _held_upload_bytes(url: str) -> int:
+    """Streamlit's own count of the uploaded bytes it holds (its metrics endpoint)."""
+    _, _, body = http_request(url, "GET", "/_stcore/metrics")
+    lines = [x for x in body.decode().splitlines() if 'cache_type="UploadedFileManager"' in x]
+    return int(float(lines[0].split()[-1])) if lines else 0
+
+
+def test_an_ended_sessions_upload_is_freed(tmp_path: Path) -> None:
+    """A staff upload is held while its session lives and freed once the session has
+    ended (here a 2 s server.disconnectedSessionTTL after the tab closed); a second file
+    in the same session replaces the first."""
+    with served_site(tmp_path, STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL="2") as site:
+        url, pid = site.app.url, site.app.proc.pid
+        token = f"token={site.coordinator}"
+        cookies = page_cookies(url)
+        visit(url, cookies=cookies, query=token, page="new-study")  # warm the page's imports
+        time.sleep(3)
+        visit(url, cookies=cookies)
+        base = rss_kib(pid)
+        with live_visit(url, cookies=cookies, query=token, page="new-study") as setup:
+            assert put_file(url, setup.session_id, b"z" * (20 * MB), cookies=cookies) == 204
+            assert put_file(url, setup.session_id, b"z" * (50 * MB), cookies=cookies) == 204
+            assert _held_upload_bytes(url) == 50 * MB  # one file per session
+            held = rss_kib(pid)
+        time.sleep(3)  # past the TTL: the session has ended
+        deadline = time.monotonic() + 60  # Streamlit sweeps expired sessions now and then
+        while _held_upload_bytes(url) and time.monotonic() < deadline:
+            visit(url, cookies=page_cookies(url), settle=0.5)
+        assert _held_upload_bytes(url) == 0
+        freed = rss_kib(pid)
+    assert held - base > 45 * 1024, (base, held)
+    assert freed - base < 15 * 1024, f"RSS {base} -> {held} -> {freed} KiB"
