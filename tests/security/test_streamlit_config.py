@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import expect
-
 from sqlmodel import Session
 
 from reader_app.commands.serve import streamlit_argv
