@@ -29,28 +29,13 @@ from reader_app.browser_proof import TRUSTED_USER_HEADERS, USER_KEY, BrowserProo
 from reader_app.origin_check import SameOrigin
 from reader_app.security_headers import SecurityHeaders
 from reader_app.settings import load_settings
-from reader_app.ui.navigation import ALL_PAGES, ANSWER_KEY, NEW_STUDY, RUNS
-from reader_app.upload_gate import (
-    KEY_UPLOAD_MB,
-    MB,
-    RUN_UPLOAD_MB,
-    UploadGate,
-    UploadPage,
-    UploadSession,
-)
+from reader_app.ui.navigation import ALL_PAGES
+from reader_app.ui.upload_pages import upload_pages
+from reader_app.upload_gate import UploadGate, UploadSession
 
 MAIN = Path(__file__).resolve().parent / "main.py"
 # st.Page's script hash is the hash of its url path (streamlit/navigation/page.py)
 PAGE_BY_HASH = {calc_hash(spec.url_path): spec.url_path for spec in ALL_PAGES}
-
-
-def upload_pages(study_zip_mb: int) -> dict[str, UploadPage]:
-    """The pages with an uploader, by url path: who may upload there, and how much."""
-    return {
-        ANSWER_KEY.url_path: UploadPage(("coordinator",), KEY_UPLOAD_MB * MB),
-        NEW_STUDY.url_path: UploadPage(("coordinator",), study_zip_mb * MB),
-        RUNS.url_path: UploadPage(("analyst",), RUN_UPLOAD_MB * MB),
-    }
 
 
 def _session(session_id: str) -> Any:

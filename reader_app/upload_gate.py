@@ -19,7 +19,7 @@ and keeps it in memory until the session ends. In front of it:
   session once ``server.disconnectedSessionTTL`` has passed).
 
 A plain ASGI middleware (no Streamlit import): reader_app/asgi.py gives it the
-pages with an uploader (``upload_pages``) and the ``lookup`` into Streamlit's
+pages with an uploader (reader_app/ui/upload_pages.py) and the ``lookup`` into Streamlit's
 session registry.
 """
 

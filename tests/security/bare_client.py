@@ -85,6 +85,7 @@ def live_visit(
     page: str = "",
     resume: str | None = None,
     origin: str | None = None,
+    headers: dict[str, str] | None = None,
     settle: float = 1.5,
     timeout: float = 60,
 ) -> Iterator[Visit]:
@@ -97,7 +98,7 @@ def live_visit(
     jar = cookies or {}
     xsrf = jar.get(XSRF_COOKIE, "")
     ws_url = url.replace("http://", "ws://") + "/_stcore/stream"
-    headers = {}
+    headers = dict(headers or {})
     if jar:
         headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in jar.items())
     # the browser's positional subprotocol list: name, XSRF token, session to resume

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session
 
-from reader_app.browser_proof import COOKIE
+from reader_app.browser_proof import COOKIE, HEADER, browser_id
 from reader_app.db import make_engine
 from reader_app.settings import load_settings
 from tests.e2e.conftest import ServedApp, start_app, stop_app
@@ -151,8 +151,10 @@ def test_a_readers_session_is_not_resumed_by_its_id_alone(site: Site) -> None:
     cookies = page_cookies(url)
     first = visit(url, cookies=cookies, query=f"token={site.reader}")
     assert "Case 1 of 2" in first.text
-    for stranger in (page_cookies(url), {}):
-        resumed = visit(url, cookies=stranger, resume=first.session_id)
+    # a client-sent proof header is dropped, even one with the reader's own value
+    forged = {HEADER: browser_id(cookies[COOKIE])}
+    for stranger, extra in ((page_cookies(url), {}), ({}, {}), ({}, forged)):
+        resumed = visit(url, cookies=stranger, headers=extra, resume=first.session_id)
         assert resumed.session_id != first.session_id
         assert "Case 1 of 2" not in resumed.text and SIGNED_OUT in resumed.text
     # control: the reader's own browser resumes its session, exam and all, without the link
