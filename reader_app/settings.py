@@ -15,6 +15,8 @@ So a key never sits in this long-lived, cached object.
 from __future__ import annotations
 
 import os
+import tomllib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +34,11 @@ DEFAULT_MAX_VOXELS = 200_000_000
 DEFAULT_MAX_INFLATE_BYTES = 512 * 1024 * 1024
 DEFAULT_MAX_UPLOAD_MB = 500
 DEFAULT_LOG_LEVEL = "INFO"  # read by reader_app.logs, before the settings
+MIN_COOKIE_SECRET = 32  # characters; secrets.token_hex(32) gives 64
+# published in .streamlit/secrets.toml.example: known to anyone, so they sign nothing
+PLACEHOLDER_COOKIE_SECRETS = frozenset(
+    {"change-me-to-a-long-random-string", "<the same long random string on every replica>"}
+)
 
 # name -> (default description, meaning); the README table is tested against this.
 ENV_VARS: dict[str, tuple[str, str]] = {
@@ -132,9 +139,60 @@ def _check_url(url: str) -> str:
     return url
 
 
-def load_settings(environ: dict[str, str] | None = None) -> Settings:
-    """Read and validate the configuration; raise SettingsError with a clear message."""
+def default_secrets_files() -> list[Path]:
+    """Where Streamlit reads secrets.toml by default (``secrets.files``), later wins."""
+    return [Path.home() / ".streamlit" / "secrets.toml", Path.cwd() / ".streamlit" / "secrets.toml"]
+
+
+def _check_cookie_secret(where: str, secret: object) -> None:
+    if not isinstance(secret, str) or not secret.strip():
+        raise SettingsError(f"{where}: missing or empty; set a long random string")
+    if secret.strip() in PLACEHOLDER_COOKIE_SECRETS or secret.strip().startswith("<"):
+        raise SettingsError(
+            f"{where}: still the example's placeholder, which anyone can sign cookies with; "
+            'set a long random string (python -c "import secrets; print(secrets.token_hex(32))")'
+        )
+    if len(secret) < MIN_COOKIE_SECRET:
+        raise SettingsError(
+            f"{where}: {len(secret)} characters; use at least {MIN_COOKIE_SECRET} random ones"
+        )
+
+
+def check_cookie_secrets(env: Mapping[str, str], secrets_files: Sequence[Path]) -> None:
+    """Refuse a cookie secret that signs nothing: the example's, empty, or short.
+
+    ``[auth] cookie_secret`` in secrets.toml signs Streamlit's identity cookie
+    (OIDC): whoever knows it can sign in as any invited e-mail.
+    ``STREAMLIT_SERVER_COOKIE_SECRET`` is set when several replicas must share one
+    (docs/deploy.md); unset, Streamlit draws a random one per process.
+    """
+    for path in secrets_files:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise SettingsError(f"{path}: cannot read it as TOML: {exc}") from exc
+        auth = data.get("auth")
+        if isinstance(auth, Mapping):
+            _check_cookie_secret(f"{path}: [auth] cookie_secret", auth.get("cookie_secret"))
+    if "STREAMLIT_SERVER_COOKIE_SECRET" in env:
+        _check_cookie_secret(
+            "STREAMLIT_SERVER_COOKIE_SECRET (server.cookieSecret)",
+            env["STREAMLIT_SERVER_COOKIE_SECRET"],
+        )
+
+
+def load_settings(
+    environ: dict[str, str] | None = None, secrets_files: Sequence[Path] | None = None
+) -> Settings:
+    """Read and validate the configuration; raise SettingsError with a clear message.
+
+    ``secrets_files``: the secrets.toml files whose cookie secret is checked
+    (default: where Streamlit reads them, ``default_secrets_files()``).
+    """
     env = dict(os.environ if environ is None else environ)
+    check_cookie_secrets(env, default_secrets_files() if secrets_files is None else secrets_files)
     data_dir = Path(env.get("READERSTUDY_DATA_DIR", DEFAULT_DATA_DIR)).expanduser()
     data_dir = _writable_dir(data_dir.resolve(), "READERSTUDY_DATA_DIR")
     asset_dir = Path(env.get("READERSTUDY_ASSET_DIR", str(data_dir / "assets"))).expanduser()

@@ -11,6 +11,7 @@ from reader_app.commands.common import settings_or_exit
 from reader_app.db import migrate
 from reader_app.served_address import record_served, served_url
 from reader_app.settings import DEFAULT_MAX_UPLOAD_MB
+from reader_app.upload_gate import largest_upload_mb
 
 MAIN = Path(__file__).resolve().parent.parent / "asgi.py"  # st.App around main.py
 
@@ -60,8 +61,9 @@ def streamlit_argv(
         "--server.address",
         address,
         *settings,
-        # the ZIP upload cap of the New study page (docs/coordinator.md)
-        *("--server.maxUploadSize", str(max_upload_mb)),
+        # Streamlit's own cap: the largest page's limit (the New study page's ZIP, by
+        # default); reader_app/upload_gate.py holds each page to its own limit
+        *("--server.maxUploadSize", str(largest_upload_mb(max_upload_mb))),
     ]
 
 

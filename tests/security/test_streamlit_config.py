@@ -13,9 +13,14 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import expect
+from sqlmodel import Session
 
 from reader_app.commands.serve import streamlit_argv
+from reader_app.db import make_engine
+from reader_app.settings import load_settings
 from tests.e2e.conftest import free_port, start_app, stop_app, wait_healthy
+from tests.factories import make_reader, make_study
+from tests.security.bare_client import XSRF_COOKIE, http_request, live_visit, page_cookies
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / ".streamlit" / "config.toml"
@@ -81,7 +86,7 @@ def test_serve_flags_and_config_toml_say_the_same() -> None:
 def test_served_from_another_folder_keeps_the_settings(
     sqlite_url: str, tmp_path: Path, browser: Any
 ) -> None:
-    """Started outside the checkout: XSRF refuses a forged upload, no Deploy button or
+    """Started outside the checkout: a forged upload is refused, no Deploy button or
     developer menu items, and an error box shows no traceback."""
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -128,9 +133,15 @@ def test_served_from_another_folder_keeps_the_settings(
 def test_the_served_app_refuses_a_request_without_xsrf_token(
     sqlite_url: str, tmp_path: Path
 ) -> None:
-    """A cross-site form post (no XSRF token) to the served app's upload endpoint is refused."""
+    """A cross-site upload is refused for its origin (reader_app/origin_check.py); a staff
+    session's own browser without the XSRF token is refused by Streamlit's XSRF check."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMLIT_")}
     env.update(READERSTUDY_DATABASE_URL=sqlite_url, READERSTUDY_DATA_DIR=str(tmp_path))
+    settings = load_settings(env)
+    with Session(make_engine(settings.database_url)) as session:
+        study = make_study(session, settings.asset_dir, n_cases=1)
+        token = make_reader(session, study, "C01", role="coordinator").token
+        session.commit()
     app = start_app(env, tmp_path / "app.log")
     try:
         request = urllib.request.Request(
@@ -142,6 +153,18 @@ def test_the_served_app_refuses_a_request_without_xsrf_token(
         with pytest.raises(urllib.error.HTTPError) as err:
             urllib.request.urlopen(request, timeout=10)
         assert err.value.code == 403
-        assert b"XSRF" in err.value.read()
+        assert b"another web site" in err.value.read()
+        cookies = page_cookies(app.url)
+        with live_visit(app.url, cookies=cookies, query=f"token={token}", page="new-study") as s:
+            no_xsrf = {k: v for k, v in cookies.items() if k != XSRF_COOKIE}
+            status, _, body = http_request(
+                app.url,
+                "PUT",
+                f"/_stcore/upload_file/{s.session_id}/file",
+                body=b"forged",
+                headers={"Content-Type": "multipart/form-data; boundary=x"},
+                cookies=no_xsrf,
+            )
+            assert status == 403 and b"XSRF" in body
     finally:
         stop_app(app)
