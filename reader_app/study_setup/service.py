@@ -35,7 +35,8 @@ from reader_app.study_setup.workspace import (
     remove_workspace,
     server_folder,
 )
-from reader_app.study_setup.zipsafe import UnsafeZip, receive_upload, safe_extract
+from reader_app.study_setup.zip_directory import UnsafeZip
+from reader_app.study_setup.zipsafe import receive_upload, safe_extract
 
 
 class SetupError(ReaderStudyError, ValueError):
@@ -205,6 +206,7 @@ def begin_import(
         source=source.audit,
         decisions={k: v for k, v in decisions.items() if k in flagged},
         config=study_config(study) if study is not None else None,
+        reviewed={f.case_id: f.digests for f in result.flagged},
         workspace=source.workspace,
     )
     return start_import(settings, actor=actor.code, actor_study_id=actor.study_id, plan=plan)
