@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from reader_app.study_setup.zip_directory import UnsafeZip, check_directory
+from reader_app.study_setup.zip_directory import UnsafeZip as UnsafeZip  # re-exported
+from reader_app.study_setup.zip_directory import check_directory
 
 CHUNK = 1 << 20
 MAX_ENTRIES = 20_000
