@@ -142,5 +142,5 @@ def test_the_cli_lists_200_problems_and_counts_the_rest(
     assert len(listed) == 201 and listed[-1] == "  - ... and 50 more"
     assert "missing199.dcm: file not found" in err and "missing200.dcm" not in err
     assert run_cli(["import", str(manifest), "--study", "x"]) == 2
-    out, err = capsys.readouterr()
+    _, err = capsys.readouterr()
     assert "Errors (250):" in err and "\n  ... and 50 more\n" in err
