@@ -136,7 +136,7 @@ def test_the_cli_lists_200_problems_and_counts_the_rest(
     """Issue 32 item 15: 250 missing files are 250 problems, printed as 200 and a count."""
     manifest = write_manifest(tmp_path, [case(f"k{i}", f"missing{i}.dcm") for i in range(250)])
     assert run_cli(["import", str(manifest), "--study", "x", "--quiet"]) == 2
-    out, err = capsys.readouterr()
+    _, err = capsys.readouterr()
     assert "(250 problem(s))" in err
     listed = [line for line in err.splitlines() if line.startswith("  - ")]
     assert len(listed) == 201 and listed[-1] == "  - ... and 50 more"
