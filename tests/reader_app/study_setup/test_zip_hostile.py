@@ -10,6 +10,7 @@ nothing. Item 10: each malformed ZIP is a named refusal, with a rule code.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -18,9 +19,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select as sa_select
+from sqlmodel import Session, SQLModel, col, select
 
-from reader_app.settings import PROJECT_ROOT
-from reader_app.study_setup.zipsafe import UnsafeZip, safe_extract
+from reader_app.models import AuditEvent
+from reader_app.settings import PROJECT_ROOT, Settings
+from reader_app.study_setup.service import SetupError, receive_zip
+from reader_app.study_setup.workspace import file_sha256
+from reader_app.study_setup.zip_directory import UnsafeZip
+from reader_app.study_setup.zipsafe import safe_extract
+from tests.factories import make_reader, make_study
 from tests.reader_app.study_setup import hostile_zips
 
 MB = 1_000_000
@@ -126,3 +134,37 @@ def test_the_crafted_zips_are_what_they_claim(tmp_path: Path) -> None:
         zf.read("manifest.csv")
     with zipfile.ZipFile(hostile_zips.real_directory(tmp_path / "d.zip", 300)) as zf:
         assert len(zf.infolist()) == 300  # the end record said 1
+
+
+@pytest.mark.parametrize(("build", "rule", "message"), MALFORMED, ids=[m[1] for m in MALFORMED])
+def test_a_malformed_upload_is_refused_audited_and_nothing_else_written(
+    session: Session,
+    settings: Settings,
+    tmp_path: Path,
+    build: Callable[[Path], Path],
+    rule: str,
+    message: str,
+) -> None:
+    home = make_study(session, settings.asset_dir, n_cases=1, slug="home")
+    coordinator = make_reader(session, home, code="C01", role="coordinator").reader
+    session.commit()
+    before = _rows(session)
+    archive = build(tmp_path / "bad.zip")
+    with archive.open("rb") as fh, pytest.raises(SetupError) as refused:
+        receive_zip(session=session, settings=settings, actor=coordinator, upload=fh, name="x.zip")
+    assert message in str(refused.value)
+    session.expire_all()
+    events = session.exec(select(AuditEvent).order_by(col(AuditEvent.id))).all()
+    assert [e.action for e in events[-2:]] == ["setup.upload", "setup.refused"]
+    assert json.loads(events[-1].detail_json) == {"rule": rule, "sha256": file_sha256(archive)}
+    assert _rows(session) == before  # no table but the audit log changed
+    assert list((settings.data_dir / ".setup").glob("import-*")) == []
+
+
+def _rows(session: Session) -> dict[str, list[tuple[object, ...]]]:
+    session.expire_all()
+    return {
+        table.name: [tuple(row) for row in session.execute(sa_select(table)).all()]
+        for table in SQLModel.metadata.sorted_tables
+        if table.name != "audit_events"
+    }

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from reader_app.study_setup.zipsafe import UnsafeZip, receive_upload, safe_extract
+from reader_app.study_setup.zip_directory import UnsafeZip
+from reader_app.study_setup.zipsafe import receive_upload, safe_extract
 
 MB = 1_000_000
 
