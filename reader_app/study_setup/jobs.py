@@ -49,6 +49,9 @@ _screens: dict[int, Screen] = {}  # job id -> what only the screen shows (names,
 HEARTBEAT = 5.0  # seconds between heartbeats of a running job
 STALE_AFTER = timedelta(minutes=2)  # no heartbeat for this long: the server died mid-import
 STAGING_PREFIXES = (".stage-", ".scan-", ".validate-", ".import-")  # under the data dir
+# a staging folder untouched this long is abandoned: a job's heartbeat touches its own,
+# and a CLI import (no heartbeat) writes a PNG into it per case
+STAGING_IDLE = timedelta(hours=1)
 
 
 @dataclass(frozen=True)
@@ -216,9 +219,9 @@ def mark_interrupted(settings: Settings, session: Session, *, now: datetime | No
 
 
 def sweep(settings: Settings, *, now: float | None = None) -> int:
-    """At start-up: jobs left running marked interrupted, staging folders whose job has not
-    beaten for STALE_AFTER removed, and set-up workspaces idle for a day; return the
-    folders removed."""
+    """At start-up: jobs left running marked interrupted (their workspaces removed), staging
+    folders untouched for STAGING_IDLE and set-up workspaces idle for a day removed; return
+    the folders removed."""
     at = now if now is not None else time.time()
     engine = make_engine(settings.database_url, pooled=False)
     try:
@@ -227,7 +230,7 @@ def sweep(settings: Settings, *, now: float | None = None) -> int:
     finally:
         engine.dispose()
     removed = sweep_stale(settings, now=at)
-    cutoff = at - STALE_AFTER.total_seconds()
+    cutoff = at - STAGING_IDLE.total_seconds()
     for prefix in STAGING_PREFIXES:
         for folder in settings.data_dir.glob(f"{prefix}*"):
             try:
