@@ -34,6 +34,7 @@ from sqlmodel import Session, col, select
 
 from reader_app.db import make_engine
 from reader_app.ingest.errors import ImportFailed
+from reader_app.ingest.report import first_lines
 from reader_app.ingest.staging import ImportProgress
 from reader_app.models import ImportJob, utcnow
 from reader_app.settings import Settings
@@ -46,6 +47,7 @@ UPLOAD_SOURCE, FOLDER_SOURCE = "a ZIP upload", "a server folder"  # what the row
 
 _threads: dict[int, threading.Thread] = {}
 _screens: dict[int, Screen] = {}  # job id -> what only the screen shows (names, paths)
+KEEP_SCREENS = 50  # the newest jobs whose names and reports the page can still show
 HEARTBEAT = 5.0  # seconds between heartbeats of a running job
 STALE_AFTER = timedelta(minutes=2)  # no heartbeat for this long: the server died mid-import
 STAGING_PREFIXES = (".stage-", ".scan-", ".validate-", ".import-")  # under the data dir
@@ -96,6 +98,8 @@ def start_import(settings: Settings, *, actor: str, actor_study_id: int, plan: I
     finally:
         engine.dispose()
     _screens[job_id] = Screen(source=plan.source_name)
+    for old in sorted(_screens)[:-KEEP_SCREENS]:  # the memory they hold stays bounded
+        _screens.pop(old, None)
     thread = threading.Thread(
         target=_run, args=(settings, job_id, actor, plan), name=f"import-{job_id}", daemon=True
     )
@@ -170,8 +174,8 @@ def _run(settings: Settings, job_id: int, actor: str, plan: ImportPlan) -> None:
         _screens[job_id] = Screen(plan.source_name, report.text())
         update(state="done", message="done", study_id=study_id, finished_at=utcnow())
     except ImportFailed as exc:
-        text = "\n".join(exc.errors) + ("\n\n" + exc.report_text if exc.report_text else "")
-        _screens[job_id] = Screen(plan.source_name, text)
+        text = "\n".join(first_lines(exc.errors))
+        _screens[job_id] = Screen(plan.source_name, text + "\n\n" + exc.report_text)
         update(state="failed", message=f"{len(exc.errors)} problem(s)", finished_at=utcnow())
     except Exception as exc:  # the row must say the job ended; its text may name files
         log.error("import job %d failed: unexpected %s", job_id, type(exc).__name__)
