@@ -28,7 +28,13 @@ from reader_app.models import Case, ImportJob, Reader, Study
 from reader_app.settings import Settings, load_settings
 from reader_app.study_setup import jobs
 from reader_app.study_setup.jobs import NEW
-from reader_app.study_setup.service import begin_import, check, choose_folder, receive_zip
+from reader_app.study_setup.service import (
+    Source,
+    begin_import,
+    check,
+    choose_folder,
+    receive_zip,
+)
 from reader_app.study_setup.validation import CLEAR
 from tests.factories import make_reader, make_study
 from tests.reader_app.ingest.helpers import case, write_manifest
@@ -70,7 +76,9 @@ def _every_text(session: Session) -> str:
     return "\n".join(found)
 
 
-def _import(session: Session, settings: Settings, actor: Reader, source, slug: str) -> ImportJob:  # type: ignore[no-untyped-def]
+def _import(
+    session: Session, settings: Settings, actor: Reader, source: Source, slug: str
+) -> ImportJob:
     result = check(
         session=session, settings=settings, actor=actor, source=source, mode=NEW, slug=slug
     )
@@ -190,8 +198,6 @@ def test_a_manifest_of_200000_missing_files_lists_200_and_offers_every_one(
     rows = [case(f"c{i:06d}", f"images/{PHI}_{i}.dcm") for i in range(200_000)]
     manifest = write_manifest(folder, rows)
     (folder / "study.toml").write_text('title = "Big"\n', encoding="utf-8")
-    from reader_app.study_setup.service import Source
-
     result = check(
         session=session,
         settings=settings,
