@@ -89,6 +89,8 @@ class Case(SQLModel, table=True):
 
     __table_args__ = (
         UniqueConstraint("study_id", "source_id", name="uq_case_source"),
+        # and uq_case_source_ci on (study_id, lower(source_id)), written by hand in
+        # migration 0025_import_safety: "Dup-One" and "dup-one" cannot both commit
         CheckConstraint("kind in ('spot','strip')", name="ck_case_kind"),
     )
 
@@ -360,7 +362,8 @@ class ImportJob(SQLModel, table=True):
     actor_study_id: int = Field(foreign_key="studies.id", index=True)  # where they signed in
     target_slug: str = Field(max_length=64)
     mode: str = Field(max_length=8)  # new | add
-    source_name: str = Field(max_length=255)  # the ZIP's file name or the server folder
+    # "a ZIP upload" or "a server folder": never its name (it may name a patient)
+    source_name: str = Field(max_length=255)
     state: str = Field(default="running", max_length=16)
     cases_total: int = 0
     cases_done: int = 0
@@ -378,9 +381,14 @@ class ImportJob(SQLModel, table=True):
     finished_at: datetime | None = Field(
         default=None, sa_column=Column(UTCDateTime(), nullable=True)
     )
+    # its temporary folder under <data dir>/.setup (a random "import-XXXX"): the sweep
+    # removes it when the job is found interrupted (migration 0025_import_safety)
+    workspace: str | None = Field(default=None, max_length=64)
 
     __table_args__ = (
-        CheckConstraint("state in ('running','done','failed')", name="ck_import_job_state"),
+        CheckConstraint(
+            "state in ('running','done','failed','interrupted')", name="ck_import_job_state"
+        ),
         CheckConstraint("mode in ('new','add')", name="ck_import_job_mode"),
     )
 

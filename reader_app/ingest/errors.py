@@ -18,7 +18,9 @@ class ImportFailed(ReaderStudyError):
     """The whole import was refused; ``errors`` lists every problem found, not just the first."""
 
     def __init__(self, errors: list[str], report_text: str = "") -> None:
-        lines = "\n".join(f"  - {e}" for e in errors)
+        from reader_app.ingest.report import first_lines  # lazy: report pulls in pydicom
+
+        lines = "\n".join(f"  - {e}" for e in first_lines(errors))
         head = f"import refused, nothing was written ({len(errors)} problem(s))"
         super().__init__(f"{head}:\n{lines}")
         self.errors = errors

@@ -176,12 +176,27 @@ def commit_staged(
         except BaseException as exc:
             session.rollback()
             remove_unreferenced(engine, settings.asset_dir, new, claim)
+            if isinstance(exc, IntegrityError) and duplicate_case_id(exc):
+                raise ImportFailed(
+                    [
+                        f"study {slug!r} already has one of these case ids (compared ignoring "
+                        "upper and lower case): another import saved it first"
+                    ]
+                ) from exc
             if isinstance(exc, IntegrityError):
                 raise ImportFailed([f"could not save study {slug!r}: {exc.orig}"]) from exc
             raise
     claim.release()
     report.imported = True
     return study.id
+
+
+def duplicate_case_id(exc: IntegrityError) -> bool:
+    """The commit broke a study's unique case ids (``uq_case_source_ci``: ignoring case,
+    migration 0025_import_safety, or ``uq_case_source``): checked at commit, so two
+    imports that each scanned before the other saved cannot both add one."""
+    text = str(exc.orig)
+    return "uq_case_source" in text or "cases.study_id, cases.source_id" in text
 
 
 def _target(session: Session, slug: str, config: StudyConfig, adding: bool) -> tuple[Study, int]:

@@ -7,11 +7,19 @@ and never stored: only ``summary()``, which holds counts, goes to the audit log.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reader_app.ingest.anonymize import DropCount
+
+FIRST_PROBLEMS = 200  # problems listed on a page or a terminal; the rest are counted
+
+
+def first_lines(lines: Sequence[str], limit: int = FIRST_PROBLEMS) -> list[str]:
+    """The first ``limit`` lines, then one line counting the rest (if any)."""
+    more = len(lines) - limit
+    return list(lines[:limit]) + ([f"... and {more:,} more"] if more > 0 else [])
 
 
 @dataclass(frozen=True)
@@ -69,13 +77,13 @@ class IngestionReport:
         )
         lines += [f"  {line}" for line in self.raster_dropped]
         lines.append(f"Refused ({len(self.refused)}):")
-        lines += [f"  {line}" for line in self.refused] or ["  nothing"]
+        lines += [f"  {line}" for line in first_lines(self.refused)] or ["  nothing"]
         if self.reviewed:
             lines.append("Cleared by a named reviewer (burned-in annotation):")
             lines += [f"  {line}" for line in self.reviewed]
         if self.errors:
             lines.append(f"Errors ({len(self.errors)}):")
-            lines += [f"  {line}" for line in self.errors]
+            lines += [f"  {line}" for line in first_lines(self.errors)]
         if self.imported:
             lines.append(
                 f"Result: imported {self.cases} case(s), {self.images} image(s), "
@@ -154,6 +162,17 @@ class Problem:
         if m := _FILE.match(text):
             return cls(m["message"], m["file"], text=text)
         return cls(text, text=text)
+
+
+def problems_csv(problems: Sequence[Problem]) -> str:
+    """Every problem as a CSV for the coordinator to download (formula-safe cells)."""
+    import pandas as pd
+
+    from reader_app.csv_safe import spreadsheet_csv
+
+    columns = ["file", "line", "field", "case_id", "problem"]
+    rows = [(p.file, p.line, p.field, p.case_id, p.text) for p in problems]
+    return spreadsheet_csv(pd.DataFrame(rows, columns=columns).astype(object))
 
 
 @dataclass(frozen=True)

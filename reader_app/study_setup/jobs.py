@@ -6,15 +6,27 @@ records the end (done with the report, or failed with every problem). The
 page only reads the row, so a reload, another tab or another coordinator sees
 the same progress. The workspace (the extracted ZIP) is removed at the end,
 whatever happened.
+
+No file, folder or path name is stored (they may name a patient): the row says
+"a ZIP upload" or "a server folder", its message holds case ids and counts, and
+the report and the problems, which name files, stay in this process's memory
+(``screen``) for the page to show while the import is recent. A heartbeat
+thread writes ``updated_at`` every ``HEARTBEAT`` and touches the job's folders;
+a running job whose heartbeat is older than ``STALE_AFTER`` died with its server
+and is marked ``interrupted`` (``mark_interrupted``, run by the page and by the
+start-up ``sweep``), its folders removed.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import shutil
 import threading
+import time
 from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +34,34 @@ from sqlmodel import Session, col, select
 
 from reader_app.db import make_engine
 from reader_app.ingest.errors import ImportFailed
+from reader_app.ingest.report import first_lines
 from reader_app.ingest.staging import ImportProgress
 from reader_app.models import ImportJob, utcnow
 from reader_app.settings import Settings
 from reader_app.study_setup.validation import run_import, save
-from reader_app.study_setup.workspace import remove_workspace
+from reader_app.study_setup.workspace import remove_workspace, setup_root, sweep_stale
 
+log = logging.getLogger(__name__)
 NEW, ADD = "new", "add"  # an import plan's mode: a new study, or cases added to one
+UPLOAD_SOURCE, FOLDER_SOURCE = "a ZIP upload", "a server folder"  # what the row says
 
 _threads: dict[int, threading.Thread] = {}
-STALL_AFTER = timedelta(minutes=30)  # no progress written for this long: the server likely died
+_screens: dict[int, Screen] = {}  # job id -> what only the screen shows (names, paths)
+KEEP_SCREENS = 50  # the newest jobs whose names and reports the page can still show
+HEARTBEAT = 5.0  # seconds between heartbeats of a running job
+STALE_AFTER = timedelta(minutes=2)  # no heartbeat for this long: the server died mid-import
+STAGING_PREFIXES = (".stage-", ".scan-", ".validate-", ".import-")  # under the data dir
+# a staging folder untouched this long is abandoned: a job's heartbeat touches its own,
+# and a CLI import (no heartbeat) writes a PNG into it per case
+STAGING_IDLE = timedelta(hours=1)
+
+
+@dataclass(frozen=True)
+class Screen:
+    """A job's names for the page: the source's name and the report (never stored)."""
+
+    source: str
+    report: str = ""
 
 
 @dataclass(frozen=True)
@@ -43,6 +73,7 @@ class ImportPlan:
     source: dict[str, Any]  # what the audit records about the upload or folder
     decisions: Mapping[str, str]
     config: dict[str, Any] | None = None  # adding: the study's own settings
+    reviewed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # pixels shown
     workspace: Path | None = None  # removed at the end (None: a server folder, kept)
 
 
@@ -56,8 +87,9 @@ def start_import(settings: Settings, *, actor: str, actor_study_id: int, plan: I
                 actor_study_id=actor_study_id,
                 target_slug=plan.slug,
                 mode=plan.mode,
-                source_name=plan.source_name[:255],
+                source_name=UPLOAD_SOURCE if plan.workspace is not None else FOLDER_SOURCE,
                 message="starting",
+                workspace=plan.workspace.name if plan.workspace is not None else None,
             )
             session.add(job)
             session.commit()
@@ -65,6 +97,9 @@ def start_import(settings: Settings, *, actor: str, actor_study_id: int, plan: I
             job_id = job.id
     finally:
         engine.dispose()
+    _screens[job_id] = Screen(source=plan.source_name)
+    for old in sorted(_screens)[:-KEEP_SCREENS]:  # the memory they hold stays bounded
+        _screens.pop(old, None)
     thread = threading.Thread(
         target=_run, args=(settings, job_id, actor, plan), name=f"import-{job_id}", daemon=True
     )
@@ -103,6 +138,12 @@ def _run(settings: Settings, job_id: int, actor: str, plan: ImportPlan) -> None:
             message=p.message,
         )
 
+    folders = [plan.workspace] if plan.workspace is not None else []
+    stop = threading.Event()
+    beat = threading.Thread(
+        target=_heartbeat, args=(update, folders, stop), name=f"import-{job_id}-beat", daemon=True
+    )
+    beat.start()
     staging: Path | None = None
     try:
         config, staged, report, staging = run_import(
@@ -113,6 +154,8 @@ def _run(settings: Settings, job_id: int, actor: str, plan: ImportPlan) -> None:
             reviewer=actor,
             progress=progress,
             config=plan.config,
+            reviewed=plan.reviewed,
+            staging_folders=folders,
         )
         study_id = save(
             engine,
@@ -126,27 +169,81 @@ def _run(settings: Settings, job_id: int, actor: str, plan: ImportPlan) -> None:
             actor=actor,
             decisions=plan.decisions,
             source=plan.source,
+            reviewed=plan.reviewed,
         )
-        update(
-            state="done",
-            message="done",
-            study_id=study_id,
-            report_text=report.text(),
-            finished_at=utcnow(),
-        )
+        _screens[job_id] = Screen(plan.source_name, report.text())
+        update(state="done", message="done", study_id=study_id, finished_at=utcnow())
     except ImportFailed as exc:
-        text = "\n".join(exc.errors)
-        update(state="failed", message=text, report_text=exc.report_text, finished_at=utcnow())
-    except Exception as exc:  # the row must say the job ended
-        update(
-            state="failed", message=f"unexpected {type(exc).__name__}: {exc}", finished_at=utcnow()
-        )
+        text = "\n".join(first_lines(exc.errors))
+        _screens[job_id] = Screen(plan.source_name, text + "\n\n" + exc.report_text)
+        update(state="failed", message=f"{len(exc.errors)} problem(s)", finished_at=utcnow())
+    except Exception as exc:  # the row must say the job ended; its text may name files
+        log.error("import job %d failed: unexpected %s", job_id, type(exc).__name__)
+        update(state="failed", message=f"unexpected {type(exc).__name__}", finished_at=utcnow())
     finally:
+        stop.set()
+        beat.join()
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
         remove_workspace(settings, plan.workspace)
         engine.dispose()
         _threads.pop(job_id, None)
+
+
+def _heartbeat(update: Any, folders: list[Path], stop: threading.Event) -> None:
+    """While the job runs: its row's ``updated_at`` and its folders' times, every HEARTBEAT."""
+    while not stop.wait(HEARTBEAT):
+        try:
+            update()
+            for folder in folders:
+                os.utime(folder)
+        except Exception as exc:  # a missed beat is not the job's failure
+            log.warning("import heartbeat missed: %s", type(exc).__name__)
+
+
+def screen(job_id: int) -> Screen | None:
+    """What the page shows of a job beyond its row (names and paths), if this process ran it."""
+    return _screens.get(job_id)
+
+
+def mark_interrupted(settings: Settings, session: Session, *, now: datetime | None = None) -> int:
+    """Mark every running job with no heartbeat for STALE_AFTER ``interrupted``, its workspace
+    removed; return how many."""
+    cutoff = (now or utcnow()) - STALE_AFTER
+    stale = session.exec(
+        select(ImportJob).where(ImportJob.state == "running", col(ImportJob.updated_at) < cutoff)
+    ).all()
+    for job in stale:
+        job.state, job.message, job.finished_at = "interrupted", "interrupted", now or utcnow()
+        session.add(job)
+        if job.workspace:
+            remove_workspace(settings, setup_root(settings) / job.workspace)
+    session.commit()
+    return len(stale)
+
+
+def sweep(settings: Settings, *, now: float | None = None) -> int:
+    """At start-up: jobs left running marked interrupted (their workspaces removed), staging
+    folders untouched for STAGING_IDLE and set-up workspaces idle for a day removed; return
+    the folders removed."""
+    at = now if now is not None else time.time()
+    engine = make_engine(settings.database_url, pooled=False)
+    try:
+        with Session(engine) as session:
+            mark_interrupted(settings, session, now=datetime.fromtimestamp(at, tz=UTC))
+    finally:
+        engine.dispose()
+    removed = sweep_stale(settings, now=at)
+    cutoff = at - STAGING_IDLE.total_seconds()
+    for prefix in STAGING_PREFIXES:
+        for folder in settings.data_dir.glob(f"{prefix}*"):
+            try:
+                if folder.is_dir() and folder.stat().st_mtime < cutoff:
+                    shutil.rmtree(folder, ignore_errors=True)
+                    removed += 1
+            except FileNotFoundError:
+                continue
+    return removed
 
 
 def latest_job(session: Session, *, actor_study_id: int) -> ImportJob | None:
@@ -166,5 +263,5 @@ def get_job(session: Session, job_id: int) -> ImportJob | None:
 
 
 def stalled(job: ImportJob, now: datetime) -> bool:
-    """A running job that has written no progress for STALL_AFTER (its server was restarted?)."""
-    return job.state == "running" and now - job.updated_at > STALL_AFTER
+    """A running job whose heartbeat is older than STALE_AFTER (its server died)."""
+    return job.state == "running" and now - job.updated_at > STALE_AFTER

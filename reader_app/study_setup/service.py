@@ -1,8 +1,11 @@
 """What the set-up page calls: receive a ZIP or pick a server folder, check, import.
 
 Coordinators only (checked here, not just by hiding the page). Each step is
-audited: the upload (file name, size, sha256) or the server folder, refusals,
-and, in the import's own transaction, who cleared or excluded which case.
+audited with counts and content hashes, never a file, folder or path name (they
+may hold a patient's name): the upload (size, sha256) or the server folder
+(the manifest's sha256), refusals (the rule's code), and, in the import's own
+transaction, who cleared or excluded which case and the sha256 of the pixels
+they saw.
 """
 
 from __future__ import annotations
@@ -26,12 +29,14 @@ from reader_app.study_setup.jobs import ADD, NEW, ImportPlan, start_import
 from reader_app.study_setup.validation import CLEAR, EXCLUDE, Scan, scan
 from reader_app.study_setup.workspace import (
     SourceRefused,
+    file_sha256,
     find_manifest,
     new_workspace,
     remove_workspace,
     server_folder,
 )
-from reader_app.study_setup.zipsafe import UnsafeZip, receive_upload, safe_extract
+from reader_app.study_setup.zip_directory import UnsafeZip
+from reader_app.study_setup.zipsafe import receive_upload, safe_extract
 
 
 class SetupError(ReaderStudyError, ValueError):
@@ -41,8 +46,8 @@ class SetupError(ReaderStudyError, ValueError):
 @dataclass(frozen=True)
 class Source:
     manifest: Path
-    name: str  # the ZIP's file name, or the folder relative to the import root
-    audit: dict[str, Any] = field(default_factory=dict)
+    name: str  # the ZIP's file name, or the folder: shown on screen, never stored
+    audit: dict[str, Any] = field(default_factory=dict)  # counts and hashes only
     workspace: Path | None = None  # ours to remove; None for a server folder
 
 
@@ -53,9 +58,11 @@ def receive_zip(
     require_role(actor, "coordinator")
     limit = settings.max_upload_mb * 1_000_000
     workspace = new_workspace(settings)
+    sha256 = None
     try:
         received = receive_upload(upload, name, workspace / "upload.zip", max_bytes=limit)
-        audit = {"file": name[:255], "size": received.size, "sha256": received.sha256}
+        sha256 = received.sha256
+        audit = {"size": received.size, "sha256": received.sha256}
         record_event(
             session=session,
             actor=actor.code,
@@ -75,8 +82,8 @@ def receive_zip(
             actor=actor.code,
             action="setup.refused",
             study_id=actor.study_id,
-            file=name[:255],
-            reason=str(exc)[:500],
+            rule=getattr(exc, "rule", "no-manifest"),
+            sha256=sha256,
         )
         session.commit()
         raise SetupError(str(exc)) from exc
@@ -95,15 +102,16 @@ def choose_folder(*, session: Session, settings: Settings, actor: Reader, raw: s
         raise SetupError(str(exc)) from exc
     assert settings.import_root is not None
     rel = folder.relative_to(settings.import_root.resolve()).as_posix() or "."
+    audit = {"server_folder": True, "manifest_sha256": file_sha256(manifest)}
     record_event(
         session=session,
         actor=actor.code,
         action="setup.server_folder",
         study_id=actor.study_id,
-        folder=rel,
+        **audit,
     )
     session.commit()
-    return Source(manifest=manifest, name=rel, audit={"folder": rel})
+    return Source(manifest=manifest, name=rel, audit=audit)
 
 
 def discard(settings: Settings, source: Source | None) -> None:
@@ -198,6 +206,7 @@ def begin_import(
         source=source.audit,
         decisions={k: v for k, v in decisions.items() if k in flagged},
         config=study_config(study) if study is not None else None,
+        reviewed={f.case_id: f.digests for f in result.flagged},
         workspace=source.workspace,
     )
     return start_import(settings, actor=actor.code, actor_study_id=actor.study_id, plan=plan)

@@ -12,7 +12,9 @@ the burned-in decisions.
   or the asset store (its staging folder is removed).
 - ``run_import``: the decisions applied (cleared: ``reviewed_by`` is the
   signed-in coordinator; excluded: the case is left out), every case rendered
-  into a staging folder with progress.
+  into a staging folder with progress. A cleared case whose rendered pixels
+  differ from the ones shown at review (their sha256) is refused: a decision
+  clears the pixels seen, not a case id.
 - ``save``: one transaction, a new study or cases added to an open one, with the
   audit events of the import and of each burned-in decision; all or nothing.
 """
@@ -55,6 +57,7 @@ class Flagged:
     reason: str
     manifest_reviewed_by: str | None  # what the CSV said; the screen decides
     images: tuple[RenderedImage, ...]
+    digests: tuple[str, ...] = ()  # the sha256 of each PNG shown: what a decision clears
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,7 @@ def _flagged(
             image.reason,
             entry.reviewed_by,
             tuple(case.images(staging)),
+            tuple(case.digests),
         )
     return list(flagged.values())
 
@@ -156,10 +160,15 @@ def run_import(
     reviewer: str,
     progress: Progress,
     config: dict[str, Any] | None = None,
+    reviewed: Mapping[str, tuple[str, ...]] | None = None,
+    staging_folders: list[Path] | None = None,
 ) -> tuple[StudyConfig, list[StagedCase], IngestionReport, Path]:
     """Apply the decisions and stage every case; raise ImportFailed on any problem.
 
-    Returns what ``save`` needs, with the staging folder the caller must remove.
+    ``reviewed``: each flagged case's PNG digests as shown at review; a cleared case
+    must render to exactly those. ``staging_folders`` gets the staging folder (the
+    job's heartbeat keeps it fresh). Returns what ``save`` needs, with the staging
+    folder the caller must remove.
     """
 
     def decide(entry: ManifestEntry) -> ManifestEntry | None:
@@ -169,6 +178,8 @@ def run_import(
         return replace(entry, reviewed_by=reviewer) if decision == CLEAR else entry
 
     staging = Path(tempfile.mkdtemp(prefix=".stage-", dir=settings.data_dir))
+    if staging_folders is not None:
+        staging_folders.append(staging)
     try:
         checked = _check(
             manifest_path,
@@ -181,12 +192,28 @@ def run_import(
         )
         if checked.problems or checked.config is None:
             raise ImportFailed(checked.problems, checked.report.text())
+        changed = _changed_since_review(checked.prepared, decisions, reviewed or {})
+        if changed:
+            raise ImportFailed(changed)
         if not checked.prepared:
             raise ImportFailed(["every case was excluded: nothing to import"])
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return checked.config, checked.prepared, checked.report, staging
+
+
+def _changed_since_review(
+    staged: list[StagedCase], decisions: Mapping[str, str], reviewed: Mapping[str, tuple[str, ...]]
+) -> list[str]:
+    """A problem for each cleared case whose pixels are not the ones the reviewer saw."""
+    return [
+        f"case {case.prepared.entry.case_id}: its images changed after the burned-in review "
+        "(their pixels differ from the ones cleared); check the study again and review them"
+        for case in staged
+        if decisions.get(case.prepared.entry.case_id) == CLEAR
+        and tuple(case.digests) != tuple(reviewed.get(case.prepared.entry.case_id, ()))
+    ]
 
 
 def save(
@@ -202,6 +229,7 @@ def save(
     actor: str,
     decisions: Mapping[str, str],
     source: Mapping[str, Any],
+    reviewed: Mapping[str, tuple[str, ...]] | None = None,
 ) -> int:
     """Save everything or nothing; return the study id."""
 
@@ -215,6 +243,7 @@ def save(
                 case=case_id,
                 reviewer=actor,
                 reason="burned-in review" if decision == EXCLUDE else "no burned-in text",
+                pixels_sha256=list((reviewed or {}).get(case_id, ())),
             )
 
     return commit_staged(

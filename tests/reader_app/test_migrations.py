@@ -10,8 +10,14 @@ from sqlalchemy.engine import Engine
 from sqlmodel import SQLModel
 
 # Partial unique indexes ("one active row per ...") are written by hand in
-# 0003_grading with a WHERE clause the models do not declare.
-HAND_WRITTEN_INDEXES = {"uq_verdict_active", "uq_adjudication_active", "uq_rubric_active"}
+# 0003_grading with a WHERE clause the models do not declare; 0025_import_safety's
+# case-insensitive case id is an expression index (lower(source_id)).
+HAND_WRITTEN_INDEXES = {
+    "uq_verdict_active",
+    "uq_adjudication_active",
+    "uq_rubric_active",
+    "uq_case_source_ci",
+}
 
 
 def _drift(engine: Engine) -> list[object]:

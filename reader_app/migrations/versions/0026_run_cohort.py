@@ -1,7 +1,7 @@
 """run cohort: a model run's free-text cohort (frontier, open-weight, medical, ...)
 
 Revision ID: 0026_run_cohort
-Revises: 0023_judge_fabrication
+Revises: 0025_import_safety
 """
 
 from collections.abc import Sequence
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0026_run_cohort"
-down_revision: str | Sequence[str] | None = "0023_judge_fabrication"
+down_revision: str | Sequence[str] | None = "0025_import_safety"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -12,8 +12,18 @@ from datetime import timedelta
 import streamlit as st
 
 from reader_app.auth import AuthError, sign_in_link
+from reader_app.ingest.report import FIRST_PROBLEMS, problems_csv
 from reader_app.models import utcnow
-from reader_app.study_setup.jobs import ADD, NEW, get_job, latest_job, stalled
+from reader_app.study_setup.jobs import (
+    ADD,
+    NEW,
+    get_job,
+    latest_job,
+    mark_interrupted,
+    screen,
+    stalled,
+    sweep,
+)
 from reader_app.study_setup.service import (
     SetupError,
     Source,
@@ -29,6 +39,14 @@ from reader_app.ui.components.flash import flash, show_flash
 from reader_app.ui.components.safe_text import escape_markdown
 from reader_app.ui.context import app_settings, db_session, load_reader, staff_user
 from reader_app.ui.navigation import CASE_BANK
+
+
+@st.cache_resource(show_spinner=False)
+def _sweep_once() -> int:
+    """Once per server process: jobs a killed server left running marked interrupted,
+    abandoned staging folders and workspaces removed."""
+    return sweep(app_settings())
+
 
 user = staff_user("coordinator")
 state = st.session_state
@@ -133,14 +151,17 @@ def _job_panel(job_id: int) -> None:
     """The job as the database has it, read again every second (one primary-key read)."""
     with db_session() as session:
         job = get_job(session, job_id)
+        if job is not None and stalled(job, utcnow()):
+            mark_interrupted(settings, session)
+            job = get_job(session, job_id)
     if job is None:
         return
+    shown = screen(job_id)  # names and the report: in this process's memory only
     with st.container(key="setup_job", border=True):
         target = "new study" if job.mode == NEW else "cases added to"
         st.subheader(f"Import: {target} {escape_markdown(job.target_slug)}")
-        st.caption(
-            f"From {escape_markdown(job.source_name)}, started by {escape_markdown(job.actor)}"
-        )
+        source = shown.source if shown is not None else job.source_name
+        st.caption(f"From {escape_markdown(source)}, started by {escape_markdown(job.actor)}")
         text = (
             f"{job.cases_done} of {job.cases_total} cases · {job.images_done} images · "
             f"{job.strips_done} strips"
@@ -148,19 +169,25 @@ def _job_panel(job_id: int) -> None:
         if job.state == "running":
             done = min(job.cases_done / max(job.cases_total, 1), 1.0)
             st.progress(done, text=f"{text} · {job.message}")
-            if stalled(job, utcnow()):
-                st.warning(
-                    f"No progress since {job.updated_at:%Y-%m-%d %H:%M} UTC: the server may have "
-                    "restarted during the import. Nothing of it was saved; set it up again."
-                )
             return
+        if job.state == "interrupted":
+            st.warning(
+                f"Interrupted: the server stopped during the import (last heard from at "
+                f"{job.updated_at:%Y-%m-%d %H:%M} UTC). Nothing of it was saved; set it up again."
+            )
+            return
+        report = shown.report if shown is not None else ""
+        kept = "The report was shown while the import ran; only its counts are kept."
         if job.state == "done":
             st.progress(1.0, text=text)
             st.success(
                 f"Import finished: {job.cases_done} case(s) in study "
                 f"{escape_markdown(job.target_slug)}."
             )
-            st.code(job.report_text, language=None, wrap_lines=True)
+            if report:
+                st.code(report, language=None, wrap_lines=True)
+            else:
+                st.caption(kept)
             if job.mode == NEW:
                 st.button(
                     "Get my coordinator link for the new study",
@@ -174,13 +201,16 @@ def _job_panel(job_id: int) -> None:
             else:
                 st.page_link(f"ui/pages/{CASE_BANK.file}", label="Open the case bank")
         else:
-            st.error("Import failed; nothing was written.")
-            details = job.message + ("\n\n" + job.report_text if job.report_text else "")
-            st.code(details, language=None, wrap_lines=True)
+            st.error(f"Import failed ({job.message}); nothing was written.")
+            if report:
+                st.code(report, language=None, wrap_lines=True)
+            else:
+                st.caption(kept)
 
 
 st.title("New study")
 show_flash(PAGE)
+_sweep_once()
 
 with db_session() as session:
     coordinator, study = load_reader(session, user)
@@ -239,11 +269,23 @@ st.subheader("2. Problems")
 if result.problems:
     with st.container(key="setup_problems"):
         st.error(
-            f"{len(result.problems)} problem(s) found. "
+            f"{len(result.problems):,} problem(s) found. "
             "Nothing was written; fix them and check again."
         )
-        for problem in result.problems:  # st.text: file names and messages stay plain text
+        for problem in result.problems[:FIRST_PROBLEMS]:  # st.text: names stay plain text
             st.text(problem.text)
+        if len(result.problems) > FIRST_PROBLEMS:
+            st.caption(
+                f"The first {FIRST_PROBLEMS} are shown; "
+                f"{len(result.problems) - FIRST_PROBLEMS:,} more are in the full list."
+            )
+    st.download_button(
+        "Download every problem (CSV)",
+        problems_csv(result.problems),
+        file_name="problems.csv",
+        mime="text/csv",
+        key="setup_problems_csv",
+    )
     st.button("Start over", key="setup_reset", on_click=_reset)
     st.stop()
 st.success(

@@ -128,3 +128,19 @@ def test_every_demo_case_comes_from_its_own_source_image() -> None:
     shared = [c for c, src in CASE_SOURCES.items() if src == SERIES_SOURCE]
     assert sorted(shared) == ["head-ct-report", "head-ct-strip"]
     assert len(set(CASE_SOURCES.values())) == len(rows) - 1
+
+
+def test_the_cli_lists_200_problems_and_counts_the_rest(
+    settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 32 item 15: 250 missing files are 250 problems, printed as 200 and a count."""
+    manifest = write_manifest(tmp_path, [case(f"k{i}", f"missing{i}.dcm") for i in range(250)])
+    assert run_cli(["import", str(manifest), "--study", "x", "--quiet"]) == 2
+    _, err = capsys.readouterr()
+    assert "(250 problem(s))" in err
+    listed = [line for line in err.splitlines() if line.startswith("  - ")]
+    assert len(listed) == 201 and listed[-1] == "  - ... and 50 more"
+    assert "missing199.dcm: file not found" in err and "missing200.dcm" not in err
+    assert run_cli(["import", str(manifest), "--study", "x"]) == 2
+    _, err = capsys.readouterr()
+    assert "Errors (250):" in err and "\n  ... and 50 more\n" in err

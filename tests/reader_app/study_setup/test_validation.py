@@ -127,6 +127,7 @@ def test_run_import_applies_decisions_reports_progress_and_leaves_nothing_on_fai
     assert _left_over(settings) == []
 
     steps.clear()
+    shown = {f.case_id: f.digests for f in scan(manifest, settings=settings, title="t").flagged}
     config, staged, report, staging = run_import(
         manifest,
         settings=settings,
@@ -134,6 +135,7 @@ def test_run_import_applies_decisions_reports_progress_and_leaves_nothing_on_fai
         decisions={"us": CLEAR, "bad": EXCLUDE},
         reviewer="C01",
         progress=steps.append,
+        reviewed=shown,
     )
     try:
         assert [s.prepared.entry.case_id for s in staged] == ["ok", "us"]

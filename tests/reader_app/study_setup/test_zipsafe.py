@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from reader_app.study_setup.zipsafe import UnsafeZip, receive_upload, safe_extract
+from reader_app.study_setup.zip_directory import UnsafeZip
+from reader_app.study_setup.zipsafe import receive_upload, safe_extract
 
 MB = 1_000_000
 
@@ -123,7 +124,7 @@ def test_streaming_cap_holds_even_when_the_total_is_allowed_per_entry(tmp_path: 
 
 def test_too_many_entries_refused(tmp_path: Path) -> None:
     archive = _zip(tmp_path / "many.zip", [(f"f{i}.txt", b"x") for i in range(30)])
-    with pytest.raises(UnsafeZip, match="the ZIP has 30 entries; at most 20 are allowed"):
+    with pytest.raises(UnsafeZip, match="the ZIP declares 30 entries; at most 20 are allowed"):
         safe_extract(archive, _dest(tmp_path), max_bytes=MB, max_entries=20)
 
 
