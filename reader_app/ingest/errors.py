@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from reader_app.errors import ReaderStudyError
+
+FIRST_PROBLEMS = 200  # problems listed on a page or a terminal; the rest are counted
+
+
+def first_lines(lines: Sequence[str], limit: int = FIRST_PROBLEMS) -> list[str]:
+    """The first ``limit`` lines, then one line counting the rest (if any)."""
+    more = len(lines) - limit
+    return list(lines[:limit]) + ([f"... and {more:,} more"] if more > 0 else [])
 
 
 class IngestError(ReaderStudyError):
@@ -18,8 +28,6 @@ class ImportFailed(ReaderStudyError):
     """The whole import was refused; ``errors`` lists every problem found, not just the first."""
 
     def __init__(self, errors: list[str], report_text: str = "") -> None:
-        from reader_app.ingest.report import first_lines  # lazy: report pulls in pydicom
-
         lines = "\n".join(f"  - {e}" for e in first_lines(errors))
         head = f"import refused, nothing was written ({len(errors)} problem(s))"
         super().__init__(f"{head}:\n{lines}")

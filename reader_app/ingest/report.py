@@ -12,14 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reader_app.ingest.anonymize import DropCount
-
-FIRST_PROBLEMS = 200  # problems listed on a page or a terminal; the rest are counted
-
-
-def first_lines(lines: Sequence[str], limit: int = FIRST_PROBLEMS) -> list[str]:
-    """The first ``limit`` lines, then one line counting the rest (if any)."""
-    more = len(lines) - limit
-    return list(lines[:limit]) + ([f"... and {more:,} more"] if more > 0 else [])
+from reader_app.ingest.errors import first_lines
 
 
 @dataclass(frozen=True)

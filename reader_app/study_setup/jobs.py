@@ -33,8 +33,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from reader_app.db import make_engine
-from reader_app.ingest.errors import ImportFailed
-from reader_app.ingest.report import first_lines
+from reader_app.ingest.errors import ImportFailed, first_lines
 from reader_app.ingest.staging import ImportProgress
 from reader_app.models import ImportJob, utcnow
 from reader_app.settings import Settings

@@ -23,7 +23,8 @@ from sqlmodel import select as sm_select
 
 from reader_app.analysis.exports import audit_frame
 from reader_app.casebank import get_study
-from reader_app.ingest.report import FIRST_PROBLEMS, problems_csv
+from reader_app.ingest.errors import FIRST_PROBLEMS
+from reader_app.ingest.report import problems_csv
 from reader_app.models import Case, ImportJob, Reader, Study
 from reader_app.settings import Settings, load_settings
 from reader_app.study_setup import jobs
