@@ -11,6 +11,7 @@ from reader_app.commands.common import settings_or_exit
 from reader_app.db import migrate
 from reader_app.served_address import record_served, served_url
 from reader_app.settings import DEFAULT_MAX_UPLOAD_MB
+from reader_app.study_setup.jobs import sweep
 from reader_app.upload_gate import largest_upload_mb
 
 MAIN = Path(__file__).resolve().parent.parent / "asgi.py"  # st.App around main.py
@@ -70,6 +71,7 @@ def streamlit_argv(
 def serve(port: int, address: str) -> int:
     settings = settings_or_exit()
     migrate(settings.database_url)
+    sweep(settings)  # imports a killed server left running: interrupted, staging removed
     print(f"readerstudy: serving on http://{address}:{port}", flush=True)
     # the server process uses the very folder this command resolved (same cwd, but explicit)
     os.environ.setdefault("READERSTUDY_DATA_DIR", str(settings.data_dir))
