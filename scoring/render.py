@@ -78,7 +78,11 @@ def format_table(report: dict[str, Any]) -> str:
     """A fixed-width text table of the headline metrics, with CIs when present."""
     pool = report["human_pool"]
     rows = _rows_with_grounding(report)
-    columns = TABLE_COLUMNS + (GROUNDING_TABLE_COLUMNS if "grounding" in report else ())
+    # a cohort column only when some run has a cohort (an empty one would read as a gap)
+    cohorts = any(row.get("cohort") for row in rows)
+    columns = tuple(c for c in TABLE_COLUMNS if c[0] != "cohort" or cohorts) + (
+        GROUNDING_TABLE_COLUMNS if "grounding" in report else ()
+    )
     header = [label for _, label in columns]
     body = [[_cell(row, key) for key, _ in columns] for row in rows]
     widths = [

@@ -58,11 +58,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         ),
     )
     add_request_options(p)
-    p.add_argument(
-        "--cohort",
-        help="the run's cohort for the leaderboard (free text, e.g. frontier, open-weight, "
-        "medical); a resumed run takes a new one",
-    )
     add_judge_options(
         p,
         judge_help="an OpenAI-compatible judge (one, or two that must agree): the run's answers "
@@ -109,6 +104,11 @@ def add_request_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, help="model name the endpoint expects")
     p.add_argument("--name", help="run name (default: the model name); same name = resume")
     p.add_argument("--group", help="group for analysis, e.g. the provider")
+    p.add_argument(
+        "--cohort",
+        help="the run's cohort for the leaderboard (free text, e.g. frontier, open-weight, "
+        "medical); a resumed run takes a new one",
+    )
     p.add_argument("--concurrency", type=int, default=4, help="requests in flight (default 4)")
     p.add_argument(
         "--prompt",

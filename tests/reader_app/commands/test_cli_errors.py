@@ -114,6 +114,7 @@ INTERNAL = {
     "reader_app/llm/reply.py:ReplyShapeError",  # becomes an EndpointError inside the client
     "reader_app/llm/decode.py:DecodeRefused",  # likewise
     "reader_app/llm/judge_text.py:StrictReplyError",  # a judge reply, caught by the caller
+    "reader_app/upload_gate.py:_TooLarge",  # becomes the gate's 413 reply, never raised out
 }
 
 

@@ -160,6 +160,6 @@ def test_bad_inputs_fail_with_a_message(
     assert main(["grade", "--key", str(key), str(no_cols)]) == 2
     assert "case_id" in capsys.readouterr().err
     assert main(["grade", "--key", str(tmp_path / "absent.csv"), str(responses)]) == 2
-    one = ["--judge", "http://127.0.0.1:9/v1", "solo"]
-    assert main(["grade", "--key", str(key), str(responses), *one]) == 2
-    assert "two judges" in capsys.readouterr().err
+    three = [a for name in "abc" for a in ("--judge", "http://127.0.0.1:9/v1", name)]
+    assert main(["grade", "--key", str(key), str(responses), *three]) == 2
+    assert "one or two judges" in capsys.readouterr().err

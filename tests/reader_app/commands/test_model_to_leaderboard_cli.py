@@ -48,9 +48,14 @@ def model_reply(request: ChatRequest) -> Reply:
     return Reply.idk()  # the head CT strip
 
 
+def framed_candidate(text: str) -> str:
+    """The candidate answer between the judge prompt's random-boundary frame lines."""
+    found = re.search(r"<<<candidate (\w+)\n(.*)\n\1>>>", text, re.S)
+    return found.group(2).strip() if found else ""
+
+
 def judge_reply(request: ChatRequest) -> Reply:
-    found = re.search(r"<<<\n(.*)\n>>>", request.text)
-    candidate = found.group(1).strip().lower() if found else ""
+    candidate = framed_candidate(request.text).lower()
     verdict = JUDGED.get(candidate, "incorrect")
     return Reply(json.dumps({"verdict": verdict, "reason": f"stub {request.model}"}))
 
@@ -190,8 +195,7 @@ def test_run_model_with_judges_grades_its_answers_as_they_arrive(
         def reply(request: ChatRequest) -> Reply:
             if request.model == "stub-vlm":
                 return Reply.answer(next(order), 3)
-            found = re.search(r"<<<\n(.*)\n>>>", request.text)
-            text = found.group(1).strip().lower() if found else ""
+            text = framed_candidate(request.text).lower()
             return Reply(json.dumps({"verdict": verdicts.get(text, "incorrect"), "reason": "x"}))
 
         stub.responder = reply

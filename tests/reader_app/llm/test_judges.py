@@ -84,7 +84,7 @@ def test_one_request_rule_for_runs_and_judges() -> None:
     from reader_app.runs.record import RunSpec
 
     spec = RunSpec(name="m", model="m", temperature=None, extra={"top_p": 0.9, "seed": None})
-    assert spec.sampling() == {"max_tokens": 1024, "top_p": 0.9}
+    assert spec.sampling() == {"max_tokens": 4096, "top_p": 0.9}
     assert spec.sampling() == request_params(
-        temperature=None, seed=0, max_tokens=1024, extra={"top_p": 0.9, "seed": None}
+        temperature=None, seed=0, max_tokens=4096, extra={"top_p": 0.9, "seed": None}
     )
