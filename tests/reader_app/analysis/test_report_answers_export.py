@@ -272,3 +272,25 @@ def test_the_judges_reasons_and_fabrication_flag_as_judged(
     assert (by.loc["R02", "judge_1_reason"], by.loc["R02", "judge_2_reason"]) == ("", "")
     raw = pd.read_csv(io.BytesIO(to_bytes(frame, "csv", raw=True)), keep_default_na=False)
     assert raw.set_index("responder").loc["vlm", "judge_2_reason"] == JUDGED[("judge-b", "vlm")][2]
+
+
+def test_one_judge_its_reason_and_flag_the_second_judge_blank(
+    session: Session, settings: Settings, openai_stub: OpenAIStub
+) -> None:
+    """One judge (the paper's set-up): its score stands, its reason and flag are exported."""
+    study = _reports(session, settings, openai_stub)
+    openai_stub.responder = _judge
+    assert main(["judge-reports", "study", "--judge", openai_stub.base_url, "judge-a"]) == 0
+    session.expire_all()
+    frame = export_frame("reports", session=session, study=study, params=ScoringParams(n_boot=0))
+    rows = frame.set_index("responder")
+    for who in ("R01", "vlm"):
+        score, fabrication, reason = JUDGED[("judge-a", who)]
+        row = rows.loc[who]
+        assert (row["judge_status"], row["rubric"], row["judge_1_reason"]) == (
+            "agree",
+            score,
+            reason,
+        )
+        assert row["fabrication"] == fabrication
+        assert row[["judge_2", "judge_2_score", "judge_2_reason"]].isna().all()
