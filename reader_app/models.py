@@ -543,6 +543,8 @@ class RubricJudgement(SQLModel, table=True):
     )
     active: bool = True
     fabrication: bool | None = None  # any judge found a fabricated finding (None: not asked)
+    # a reason or null per judge, in the order of ``judges`` (None: judged before it was kept)
+    reasons_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 
     __table_args__ = (
         CheckConstraint("status in ('agree','disagree','error')", name="ck_rubric_judgement"),

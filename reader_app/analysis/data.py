@@ -167,7 +167,7 @@ def check_scorable(data: StudyData, case_ids: tuple[str, ...] | None = None) -> 
         raise NotScorable(
             f"{len(waiting)} answer(s) on {waiting['case_id'].nunique()} case(s) are not graded "
             "yet; scoring never guesses a verdict. Grade them first (the Adjudication page, or "
-            f"`readerstudy grade {data.slug}` with a judge pair), or score only the "
+            f"`readerstudy grade {data.slug}` with one or two judges), or score only the "
             f"{len(data.graded_cases())} fully graded case(s)."
         )
     return cases

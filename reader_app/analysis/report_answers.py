@@ -2,10 +2,12 @@
 
 One row per non-practice response on a report case, judged or not (an "I don't
 know" and a failure too): who, the case, the Findings and Impression exactly as
-stored, the confidence, each judge's score and tier under the active judgement,
-the adjudicator's grade, and the final score (the adjudicator's where there is
-one, else the judges' agreed score; blank while neither exists). The reference
-report is in its own columns only when asked (the analyst's export).
+stored, the confidence, each judge's score, tier and reason under the active
+judgement, the adjudicator's grade, the final score (the adjudicator's where
+there is one, else the judgement's: one judge's score, or two judges' mean when
+they agreed; blank while neither exists) and whether the judges found a
+fabricated finding. The reference report is in its own columns only when asked
+(the analyst's export).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pandas as pd
 from sqlmodel import Session, col, select
 
 from reader_app.grading.responders import responder_columns
-from reader_app.grading.rubric_grades import rubric_tier
+from reader_app.grading.rubric_grades import report_fabrication, rubric_tier
 from reader_app.models import Case, Response, RubricGrade, RubricJudgement
 from reader_app.reports.cases import reference_reports, report_case_ids
 
@@ -34,12 +36,13 @@ ANSWER_COLUMNS: Final = (
     "idk",
 )
 JUDGEMENT_COLUMNS: Final = ("judge_prompt", "judge_status", "judge_gap")
-GRADE_COLUMNS: Final = ("adjudicated_score", "adjudicated_tier", "rubric", "tier")
+GRADE_COLUMNS: Final = ("adjudicated_score", "adjudicated_tier", "rubric", "tier", "fabrication")
 REFERENCE_COLUMNS: Final = ("reference_findings", "reference_impression")
 
 
 def judge_columns(n: int) -> list[str]:
-    return [f"judge_{k}{part}" for k in range(1, n + 1) for part in ("", "_score", "_tier")]
+    parts = ("", "_score", "_tier", "_reason")
+    return [f"judge_{k}{part}" for k in range(1, n + 1) for part in parts]
 
 
 def report_columns(n_judges: int, *, with_reference: bool) -> list[str]:
@@ -89,6 +92,7 @@ def report_answers_frame(*, session: Session, study_id: int, with_reference: boo
     }
     judged = [_judges(j) for j in judgements.values()]
     n_judges = max([MIN_JUDGE_COLUMNS, *(len(j) for j in judged)])
+    fabrication = report_fabrication(session, study_id)
     references = reference_reports(session=session, study_id=study_id) if with_reference else {}
     responder = responder_columns(session=session, study_id=study_id)
     records = []
@@ -113,13 +117,15 @@ def report_answers_frame(*, session: Session, study_id: int, with_reference: boo
             "adjudicated_tier": _tier(human),
             "rubric": final,
             "tier": _tier(final),
+            "fabrication": fabrication.get(resp.id),
         }
         named = _judges(judgement) if judgement else []
         for k in range(1, n_judges + 1):
-            label, score = named[k - 1] if k <= len(named) else (None, None)
+            label, score, reason = named[k - 1] if k <= len(named) else (None, None, None)
             record[f"judge_{k}"] = label
             record[f"judge_{k}_score"] = score
             record[f"judge_{k}_tier"] = _tier(score)
+            record[f"judge_{k}_reason"] = reason
         if with_reference:
             ref = references.get(resp.case_id)
             record["reference_findings"] = ref.findings if ref else None
@@ -130,6 +136,7 @@ def report_answers_frame(*, session: Session, study_id: int, with_reference: boo
     )
     for name in ("likert", "judge_gap", "adjudicated_score", "rubric", *_score_columns(n_judges)):
         frame[name] = frame[name].astype("Int64")
+    frame["fabrication"] = frame["fabrication"].astype("boolean")
     return frame
 
 
@@ -137,11 +144,14 @@ def _score_columns(n: int) -> list[str]:
     return [f"judge_{k}_score" for k in range(1, n + 1)]
 
 
-def _judges(judgement: RubricJudgement) -> list[tuple[str, int | None]]:
-    """(judge label, score or None) per judge, in the judgement's order."""
+def _judges(judgement: RubricJudgement) -> list[tuple[str, int | None, str | None]]:
+    """(judge label, score or None, reason or None) per judge, in the judgement's order;
+    a judgement stored before the reasons were kept has no reasons."""
     labels = judgement.judges.split("+") if judgement.judges else []
     scores = json.loads(judgement.scores_json or "[]")
+    reasons = json.loads(judgement.reasons_json) if judgement.reasons_json else []
+    reasons += [None] * (len(labels) - len(reasons))
     return [
-        (label, None if score is None else int(score))
-        for label, score in zip(labels, scores, strict=False)
+        (label, None if score is None else int(score), reason)
+        for label, score, reason in zip(labels, scores, reasons, strict=False)
     ]

@@ -3,7 +3,7 @@
 An *item* is one (case, normalized answer). Every answered, non-practice
 response belongs to exactly one item, and one verdict grades the whole item,
 whoever gave the answers in it. Key matches are the only automatic verdicts
-made here; anything else waits for a judge pair or an adjudicator.
+made here; anything else waits for the judges or an adjudicator.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Used by ``readerstudy grade``. The order is the app's order: the key (exact
 match after normalization), then grade memory (human and judge verdicts of a
-study, when one is named), then the judge pair (when configured and not
+study, when one is named), then the judges (when configured and not
 ``--auto-only``). Whatever is left is ``pending``. Rows that are not answers
 (idk, failure, invalid) get an empty verdict: scoring gives them their points
 by status, and there is nothing to judge.

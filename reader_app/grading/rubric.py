@@ -6,8 +6,9 @@ response with a Findings or Impression text waits in the adjudicator's
 active grade and keeps the old one. ``grading.rubric_grades.rubric_frame``
 returns the grades in the shape ``scoring.rubric.rubric_summary`` takes.
 
-With LLM judges (``grading.rubric_judge``), a report the two judges agreed on
-leaves the queue and is scored by them; a disagreement stays for a human. A
+With LLM judges (``grading.rubric_judge``), a report scored by the study's one
+judge, or by its two judges within the gap, leaves the queue with that score; a
+disagreement stays for a human. A
 human grade always stands over a judgement. The adjudicator reads the case's
 reference report (the manifest's ``reference_findings``/``reference_impression``)
 where there is one, else the answer key's diagnosis.

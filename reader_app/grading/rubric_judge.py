@@ -15,9 +15,10 @@ adjudication page for a human grade. An error (timeout, HTTP error, an
 unparseable reply) stores nothing, so the report is asked again next run.
 
 The judgement's ``fabrication`` is true when any judge found a fabricated
-finding. Each judge's reply is cached by (prompt version, endpoint, model,
-request settings, reference text, candidate text): identical report texts,
-from a person or a model, cost one call per judge. A new prompt version re-
+finding; beside each judge's score it keeps that judge's reason
+(``reasons_json``). Each judge's reply is cached by (prompt version, endpoint,
+model, request settings, reference text, candidate text): identical report
+texts, from a person or a model, cost one call per judge. A new prompt version re-
 judges every report that has no human grade; the judgement under the old
 version is kept, inactive.
 
@@ -207,6 +208,11 @@ class RubricOutcome:
         return [r.score for r in self.replies]
 
     @property
+    def reasons(self) -> list[str | None]:
+        """Each judge's reason, in the judges' order (None: that judge gave no score)."""
+        return [None if r.score is None else r.reason for r in self.replies]
+
+    @property
     def fabrication(self) -> bool | None:
         """True when any judge found a fabrication; None when one of them did not say."""
         flags = [r.fabrication for r in self.replies]
@@ -393,6 +399,7 @@ def judge_study_reports(
                 prompt_version=prompt.version[:64],
                 judges=label,
                 scores_json=json.dumps(outcome.scores),
+                reasons_json=json.dumps(outcome.reasons, ensure_ascii=False),
                 status=outcome.status,
                 score=outcome.score,
                 gap=gap,

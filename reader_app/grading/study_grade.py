@@ -1,4 +1,4 @@
-"""Grade a study's pending answers in place: the key, grade memory, then a judge pair.
+"""Grade a study's pending answers in place: the key, grade memory, then the judges.
 
 What ``readerstudy grade STUDY`` and ``run-model --judge`` do. Verdicts go
 into grade memory (``verdicts``, one per case and normalized answer) with an
@@ -50,7 +50,7 @@ def grade_study(
     actor: str,
     model_run_id: int | None = None,
 ) -> StudyGradeResult:
-    """Key and grade memory, then (given two or more judges) the judges; commits.
+    """Key and grade memory, then (given one or two judges) the judges; commits.
 
     With ``model_run_id`` only the items that run's answers fall in are graded
     and counted. The caller decides who may grade (the CLI is the operator).

@@ -2,7 +2,7 @@
 
 A ``RunProgress`` callback for ``runs.runner.run_model``: each time the run
 stores a new answered row, the run's pending answers go through the study's
-grading (the key, grade memory, then the judge pair; ``grading.study_grade``),
+grading (the key, grade memory, then the judges; ``grading.study_grade``),
 so the leaderboard sees verdicts while the run is still going. It runs in the
 runner's own thread and session, between two stored answers; requests in
 flight carry on meanwhile.

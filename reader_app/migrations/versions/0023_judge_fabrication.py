@@ -1,4 +1,5 @@
-"""judge fabrication: whether a rubric judge found a fabricated finding in the report
+"""judge fabrication: whether a rubric judge found a fabricated finding in the report,
+and each judge's reason kept with the judgement (``rubric_judgements.reasons_json``)
 
 Revision ID: 0023_judge_fabrication
 Revises: 0021_grounding
@@ -16,15 +17,18 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    # nullable: calls and judgements made before the judges were asked stay unknown
+    # nullable: calls and judgements made before the judges were asked (or their reasons
+    # kept with the judgement) stay unknown
     with op.batch_alter_table("rubric_judge_calls") as batch:
         batch.add_column(sa.Column("fabrication", sa.Boolean(), nullable=True))
     with op.batch_alter_table("rubric_judgements") as batch:
         batch.add_column(sa.Column("fabrication", sa.Boolean(), nullable=True))
+        batch.add_column(sa.Column("reasons_json", sa.Text(), nullable=True))
 
 
 def downgrade() -> None:
     with op.batch_alter_table("rubric_judgements") as batch:
+        batch.drop_column("reasons_json")
         batch.drop_column("fabrication")
     with op.batch_alter_table("rubric_judge_calls") as batch:
         batch.drop_column("fabrication")

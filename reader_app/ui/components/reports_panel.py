@@ -49,8 +49,9 @@ def load_reports(user: SignedIn, params: ScoringParams) -> ReportBoard:
 def reports_panel(board: ReportBoard, *, slug: str) -> None:
     if board.empty:
         st.info(
-            "No graded reports yet. Reports are graded 0-40 by the two rubric judges "
-            "(`readerstudy judge-reports`) or by an adjudicator on the Adjudication page."
+            "No graded reports yet. Reports are graded 0-40 by the study's rubric judge, "
+            "or its two judges when they agree (`readerstudy judge-reports`), or by an "
+            "adjudicator on the Adjudication page."
         )
         return
     st.subheader("Report rubric (0-40), 95% bootstrap CIs")

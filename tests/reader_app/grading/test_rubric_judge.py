@@ -363,6 +363,7 @@ def test_one_judge_study_its_score_and_fabrication_stand_and_are_counted(
         m3.id: ("agree", 30, True),
     }
     assert json.loads(active[m1.id or 0].scores_json) == [4]
+    assert json.loads(active[m1.id or 0].reasons_json or "null") == ["scripted"]
     calls = session.exec(select(RubricJudgeCall).order_by(col(RubricJudgeCall.id))).all()
     assert sorted(bool(c.fabrication) for c in calls if c.fabrication is not None) == [
         False,
@@ -398,11 +399,17 @@ def test_two_judges_fabrication_is_any_judges(
     run = model_run(session, study, "model-x")
     ct1 = case_by_source(session, study, "ct-01")
     m1 = answer(session, study, ct1, None, by=run, findings="", impression="RUL mass, nodes")
-    server.script("judge-a", _scorer({"RUL": (30, False)}))
-    server.script("judge-b", _scorer({"RUL": (28, True)}))
+    server.script("judge-a", _scorer({"RUL": (30, False)}, reason="RUL mass named"))
+    server.script("judge-b", _scorer({"RUL": (28, True)}, reason='"nodes": not in the ref — ✗'))
     run_rubric_judges(session=session, actor=coord)
     judgement = _active(session)[m1.id or 0]
     assert (judgement.score, judgement.fabrication) == (29, True)
+    # each judge's reason kept beside its score, in the judges' order
+    assert json.loads(judgement.scores_json) == [30, 28]
+    assert json.loads(judgement.reasons_json or "null") == [
+        "RUL mass named",
+        '"nodes": not in the ref — ✗',
+    ]
 
 
 def test_temperature_none_max_tokens_and_extra_on_the_wire(
