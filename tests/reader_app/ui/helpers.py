@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from sqlmodel import Session, col, select
@@ -30,7 +29,9 @@ def has_panel(at: AppTest) -> bool:
 
 
 def panel_error(at: AppTest) -> str:
-    """The message the panel shows above Submit ("" when none)."""
+    """The message the panel shows above Submit ("" when none, or no panel)."""
+    if not has_panel(at):
+        return ""
     error = panel_data(at)["form"]["error"]
     return str(error["message"]) if error else ""
 
@@ -93,16 +94,27 @@ def images(at: AppTest) -> list[str]:
     return [url for element in at.get("image") for url in element.value]  # type: ignore[attr-defined]
 
 
+def _viewer_element_data(at: AppTest) -> dict[str, Any] | None:
+    """The viewer's data: inside the case panel, or the viewer-only element's."""
+    for e in at.get("bidi_component"):
+        key = getattr(e, "key", None)
+        if key == "panel":
+            return dict(json.loads(e.proto.json)["viewer"])  # type: ignore[attr-defined]
+        if key == "viewer":
+            return dict(json.loads(e.proto.json))  # type: ignore[attr-defined]
+    return None
+
+
 def viewer_data(at: AppTest) -> dict[str, Any]:
-    """The data the case viewer element was given (windows, frames, labels, URLs)."""
-    (element,) = [e for e in at.get("bidi_component") if getattr(e, "key", None) == "viewer"]
-    return dict(json.loads(element.proto.json))  # type: ignore[attr-defined]
+    """The data the case viewer was given (windows, frames, labels, URLs)."""
+    data = _viewer_element_data(at)
+    assert data is not None, "no viewer on the page"
+    return data
 
 
 def viewer_images(at: AppTest) -> list[str]:
     """Every frame URL the case viewer was given (all windows), none if no viewer."""
-    found = [e for e in at.get("bidi_component") if getattr(e, "key", None) == "viewer"]
-    if not found:
+    data = _viewer_element_data(at)
+    if data is None:
         return []
-    data = json.loads(found[0].proto.json)  # type: ignore[attr-defined]
     return [f["url"] for w in data["windows"] for f in w["images"]]
