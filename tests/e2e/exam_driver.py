@@ -30,6 +30,11 @@ def diagnosis_box(page: Page) -> Locator:
     return page.get_by_role("textbox", name="Diagnosis", exact=True)
 
 
+def text_box(page: Page, name: str) -> Locator:
+    """A text field of the panel by its accessible name (Diagnosis, Findings, Impression)."""
+    return page.get_by_role("textbox", name=name, exact=True)
+
+
 def idk_box(page: Page) -> Locator:
     return page.get_by_role("checkbox", name="I don't know", exact=True)
 

@@ -17,6 +17,7 @@ from urllib.parse import urlparse
 
 import pytest
 from playwright.sync_api import Page, expect
+from reader_app.ui.components.answer_form import EXAM_SCRIPT
 from sqlmodel import Session, select
 
 from reader_app.db import make_engine
@@ -24,11 +25,10 @@ from reader_app.exam.next_case import next_case
 from reader_app.exam.order import ensure_order
 from reader_app.exam.submit import submit_answer, validate_answer
 from reader_app.models import AnswerKey, Case, ModelRun, Response, Study
-from reader_app.ui.components.answer_form import EXAM_SCRIPT
 from reader_app.ui.components.safe_text import reveal_controls
 from reader_app.ui.navigation import ROLE_PAGES
 from tests.e2e.conftest import ServedApp, artifact, start_app, stop_app
-from tests.e2e.exam_driver import fill_answer, settled
+from tests.e2e.exam_driver import fill_answer, settled, submit_button
 from tests.factories import make_reader, make_study
 from tests.security.hostile import INJECTED_SELECTORS
 
@@ -147,7 +147,7 @@ def test_reader_pages_show_hostile_text_literally(
     app, tokens = hostile_app
     page, foreign = watched
     page.goto(f"{app.url}/?token={tokens['reader']}")
-    expect(page.locator(".st-key-submit")).to_be_visible(timeout=30_000)
+    expect(submit_button(page)).to_be_visible(timeout=30_000)
     settled(page)
     _assert_clean(page, foreign, "exam page")
     body = _plain(page.locator("[data-testid='stMain']").inner_text())
@@ -155,7 +155,7 @@ def test_reader_pages_show_hostile_text_literally(
     assert "<img src=x" in body  # the title's markup shown as text
 
     fill_answer(page, ANSWER, 2)
-    page.locator(".st-key-submit button").click()
+    submit_button(page).click()
     expect(page.locator(".st-key-continue")).to_be_visible(timeout=20_000)
     settled(page)
     page.screenshot(path=str(artifact("hostile-practice-feedback.png")))
