@@ -397,3 +397,31 @@ def test_query_count_per_case_is_constant(
         answer(at, "Same answer", 2)
     assert len(set(counts)) == 1, counts
     assert counts[0] == 4  # reader, study, next case, its images (docs/exam.md)
+
+
+def test_a_refused_sign_in_clears_the_previous_readers_exam_state(
+    app_for: App, session: Session, settings: Settings
+) -> None:
+    """Issue 32 item 14: a refused link in the same browser session leaves nothing of the
+    previous reader's exam (case, order, form) for whoever signs in next."""
+    study = make_study(session, settings.asset_dir, n_cases=3)
+    first = make_reader(session, study, "R01", ready=True)
+    second = make_reader(session, study, "R02", ready=True)
+    at = app_for(first.token)
+    answer(at, "R01 answer", 2)
+    assert progress_text(at) == "Case 2 of 3"
+    assert "_case" in at.session_state and "_order" in at.session_state
+    at.query_params["token"] = "not-a-real-token"
+    at.run()
+    assert "not valid" in at.error[0].value
+    for key in ("_case", "_order", "_signed_in", "_shown_at", "_from_slot", "_form_error"):
+        assert key not in at.session_state, key
+    at.query_params["token"] = second.token
+    at.run()
+    assert progress_text(at) == "Case 1 of 3"  # R02's own first case, not R01's second
+    answer(at, "R02 answer", 3)
+    rows = responses(session)
+    assert [(r.reader_id, r.diagnosis) for r in rows] == [
+        (first.reader.id, "R01 answer"),
+        (second.reader.id, "R02 answer"),
+    ]
