@@ -66,6 +66,14 @@ def focused_field(page: Page) -> str | None:
     return None if value is None else str(value)
 
 
+def expect_focus(page: Page, field: str, *, timeout: float = 10_000) -> None:
+    """Wait until the panel field ``field`` (its ``data-field``) has the focus."""
+    try:
+        page.wait_for_function(f"(f) => ({FOCUSED_FIELD})() === f", arg=field, timeout=timeout)
+    except PlaywrightTimeout as exc:
+        raise AssertionError(f"the focus is on {focused_field(page)!r}, not {field!r}") from exc
+
+
 def open_exam(page: Page, url: str) -> None:
     page.goto(url)
     expect(submit_button(page)).to_be_visible(timeout=30_000)

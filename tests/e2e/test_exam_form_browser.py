@@ -8,6 +8,7 @@ what the page showed at the moment of the submit, and the page has moved on.
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import uuid
@@ -24,8 +25,10 @@ from tests.e2e.conftest import Server, artifact, served_on_database
 from tests.e2e.exam_driver import (
     PROGRESS,
     choose_likert,
+    choose_window,
     diagnosis_box,
     expect_case,
+    expect_focus,
     focused_field,
     idk_box,
     likert_choice,
@@ -37,6 +40,7 @@ from tests.e2e.exam_driver import (
     submit,
     toggle_idk,
     type_diagnosis,
+    viewer_ready,
     wait_next_screen,
 )
 from tests.factories import make_reader, make_study
@@ -192,6 +196,8 @@ def test_every_gesture_order_stores_what_the_page_showed(
     for number, gesture in enumerate(GESTURES, start=1):
         expect_case(page, number, n)
         settled(page)
+        # each new case opens with the focus in its first field
+        expect_focus(page, "diagnosis")
         for choice in range(5):  # no confidence pre-set
             expect(likert_choice(page, choice)).not_to_be_checked()
         how = gesture(page)
@@ -382,3 +388,39 @@ def test_an_answer_given_the_instant_a_case_appears_is_for_that_case_alone(
     wait_next_screen(page, before)
     stored.append({"diagnosis": "Typed after the refusal", "likert": 0, "idk": False})
     assert [_stored(r) for r in _rows(db, invite.reader)] == stored
+
+
+def test_the_viewer_record_continues_across_a_reload(
+    server: Server, page: Page, db: Session
+) -> None:
+    """Issue 25: a bone window and a zoom before a reload are in the stored record after it
+    (the panel keeps the record in the tab), and the typed draft comes back with it."""
+    study = make_study(
+        db,
+        server.settings.asset_dir,
+        slug="s" + uuid.uuid4().hex[:10],
+        n_cases=1,
+        windows=("lung", "bone"),
+    )
+    invite = make_reader(db, study, ready=True)
+    open_exam(page, sign_in_link(server.app.url, invite.token))
+    viewer_ready(page)
+    choose_window(page, "Bone")
+    for _ in range(3):
+        page.locator(".rv-tools button[data-act=zoom-in]").click()
+    page.wait_for_function("() => window.readerstudyViewer.state().scale > 1.9")
+    type_diagnosis(page, "Before the reload")
+    page.reload()
+    open_exam(page, page.url)
+    viewer_ready(page)
+    expect(diagnosis_box(page)).to_have_value("Before the reload")
+    assert page.evaluate("() => window.readerstudyViewer.state().scale") == 1  # a new view
+    choose_likert(page, 2)
+    before = progress(page)
+    submit(page, "click")
+    wait_next_screen(page, before)
+    (row,) = _rows(db, invite.reader)
+    record = json.loads(row.interaction_json or "null")
+    assert record is not None
+    assert record["windows_used"][:2] == ["lung", "bone"], record
+    assert record["zoom_used"] is True and record["max_zoom"] == 1.95, record

@@ -22,6 +22,7 @@ from tests.e2e.exam_driver import (
     choose_likert,
     diagnosis_box,
     expect_case,
+    expect_focus,
     idk_box,
     is_strip,
     likert_choice,
@@ -101,6 +102,7 @@ def test_reader_writes_reports_reloads_pauses_and_resumes(
     expect(text_box(page, "Findings")).to_be_visible(timeout=30_000)
     expect_case(page, 1, 3, timeout=30_000)
     assert diagnosis_box(page).count() == 0
+    expect_focus(page, "findings")  # a report case opens with the focus in Findings
     assert is_strip(page)  # a 16-slice strip in the viewer
     assert "SECRET-REF" not in page.content()
 

@@ -141,7 +141,13 @@ def test_reader_pages_show_hostile_text_literally(
     expect(submit_button(page)).to_be_visible(timeout=30_000)
     settled(page)
     _assert_clean(page, foreign, "exam page")
-    body = _plain(page.locator("[data-testid='stMain']").inner_text())
+    # the case panel's text (history, form) is in its shadow root, which inner_text of
+    # the page does not include: read both
+    body = _plain(
+        page.locator("[data-testid='stMain']").inner_text()
+        + " "
+        + page.locator("[data-case]").first.inner_text()
+    )
     assert _plain(HISTORY) in body  # the history, as typed
     assert "<img src=x" in body  # the title's markup shown as text
 

@@ -386,6 +386,9 @@ export function mountViewer(component, hooks = {}) {
     "pointerdown",
     (event) => {
       press = event.isPrimary && event.button === 0 ? { x: event.clientX, y: event.clientY } : null;
+      // a press on the image gives the viewer the keys (a new case opens with the focus
+      // in the answer's first field)
+      if (event.isPrimary) stage.focus({ preventScroll: true });
     },
     true,
   );
