@@ -44,7 +44,7 @@ def panel_submit(at: AppTest, value: object = None, **fields: object) -> AppTest
     in; ``value`` sends exactly that instead (hostile input)."""
     (element,) = [e for e in at.get("bidi_component") if getattr(e, "key", None) == "panel"]
     if value is None:
-        data = json.loads(element.proto.json)  # type: ignore[attr-defined]
+        data = json.loads(element.proto.json)
         value = {
             "case": data["case"],
             "form_key": data["form_key"],
@@ -58,7 +58,7 @@ def panel_submit(at: AppTest, value: object = None, **fields: object) -> AppTest
         }
     states = at._tree.get_widget_states()
     trigger = states.widgets.add()
-    trigger.id = f"$$STREAMLIT_INTERNAL_KEY_{element.proto.id}__events"  # type: ignore[attr-defined]
+    trigger.id = f"$$STREAMLIT_INTERNAL_KEY_{element.proto.id}__events"
     trigger.json_trigger_value = json.dumps([{"event": "submit", "value": value}])
     return at._run(states)
 
@@ -99,9 +99,9 @@ def _viewer_element_data(at: AppTest) -> dict[str, Any] | None:
     for e in at.get("bidi_component"):
         key = getattr(e, "key", None)
         if key == "panel":
-            return dict(json.loads(e.proto.json)["viewer"])  # type: ignore[attr-defined]
+            return dict(json.loads(e.proto.json)["viewer"])
         if key == "viewer":
-            return dict(json.loads(e.proto.json))  # type: ignore[attr-defined]
+            return dict(json.loads(e.proto.json))
     return None
 
 
