@@ -56,8 +56,9 @@ from reader_app.reports.answers import ReportAnswer, submit_report
 from reader_app.ui.components.case_panel import PanelForm, case_panel, submitted_value
 from reader_app.ui.components.case_viewer import show_case_images
 from reader_app.ui.components.exam_header import exam_header, is_paused
+from reader_app.ui.components.exam_session import exam_state
 from reader_app.ui.components.finish_panel import finish_panel, study_closed_panel
-from reader_app.ui.components.image_viewer import reset_viewer
+from reader_app.ui.components.image_viewer import opening_window
 from reader_app.ui.components.pause_screen import pause_screen
 from reader_app.ui.components.practice_feedback import practice_feedback_panel
 from reader_app.ui.components.report_answer import is_report_case
@@ -69,8 +70,6 @@ from reader_app.ui.context import (
     sign_out,
 )
 
-ORDER_KEY = "_order"  # the reader's OrderSummary, read once per browser session
-FROM_SLOT_KEY = "_from_slot"  # the slot after the last one answered: the next case's hint
 CASE_COLUMNS = [7, 3]  # practice feedback: the image beside the reference answer
 T = TypeVar("T")
 
@@ -80,48 +79,44 @@ DB_DOWN = (
 )
 
 user = current_user()
-state = st.session_state
+exam = exam_state()  # the exam's one typed session object (reader_app.exam.state)
 
 
 def _order(session: Session, reader: Reader) -> OrderSummary:
     """The order's shape, read once per browser session (it never changes)."""
-    cached: OrderSummary | None = state.get(ORDER_KEY)
+    cached = exam.order
     if cached is None or cached.total == 0:
         summary = order_summary(session=session, reader=reader)
         if summary.total == 0:
             ensure_order(session=session, reader=reader)
             summary = order_summary(session=session, reader=reader)
-        state[ORDER_KEY] = cached = summary
+        exam.order = cached = summary
     return cached
 
 
 def _start_case(case: CaseView, config: ExamConfig) -> None:
     """A case drawn for the first time in this browser session: fresh form and clocks."""
-    state["_case"] = case
-    state["_shown_at"] = now = utcnow()
-    state["_paused_s"] = 0.0
+    now = utcnow()
+    exam.start_case(case, now, opening_window(case, config.default_windows))
     try:
         with db_session() as session:
-            state["_first_shown_at"] = mark_shown(
+            exam.first_shown_at = mark_shown(
                 session=session, reader_id=user.reader_id, case_public_id=case.public_id, at=now
             )
     except DBAPIError:
-        state["_first_shown_at"] = None  # submit_answer falls back to the stored row or shown_at
-    reset_viewer(case, config.default_windows)
-    form_error(None)
+        exam.first_shown_at = None  # submit_answer falls back to the stored row or shown_at
 
 
 def form_error(message: str | None, field: str | None = None) -> None:
     """The panel's message above Submit (about ``field``, hidden once it is filled)."""
-    state["_form_error"] = message
-    state["_form_error_field"] = field if message else None
+    exam.refuse(message, field)
 
 
 def _meta() -> dict[str, object]:
     return {
-        "paused_s": round(float(state.get("_paused_s", 0.0)), 1),
-        "windows": sorted(w for w in state.get("_windows_seen", ()) if w),
-        "enlarged": bool(state.get("_enlarged")),
+        "paused_s": round(exam.paused_s, 1),
+        "windows": sorted(w for w in exam.windows_seen if w),
+        "enlarged": False,  # kept for older answers: full screen is in the viewer record
     }
 
 
@@ -134,7 +129,7 @@ def _checked(sub: Submission, case: CaseView | None) -> CaseView | None:
     if case is None or sub.case_token != case.public_id:
         # the panel was drawn for a case whose answer is already stored (double click,
         # a stale tab): say so, and leave the current case's form as it is
-        state["_notice"] = "That answer was already saved; your second submit changed nothing."
+        exam.notice = "That answer was already saved; your second submit changed nothing."
         form_error(None)
         return None
     return case
@@ -148,15 +143,15 @@ def _store(
         "session": session,
         "reader": reader,
         "case_public_id": case.public_id,
-        "shown_at": state.get("_shown_at"),
+        "shown_at": exam.shown_at,
         "image_sha256": case.reader_sha256,
         "meta": _meta(),
         "interaction": checked.interaction,
         "active_ms": active_ms(
             checked.active_ms,
-            first_shown_at=state.get("_first_shown_at"),
-            shown_at=state.get("_shown_at"),
-            paused_s=float(state.get("_paused_s", 0.0)),
+            first_shown_at=exam.first_shown_at,
+            shown_at=exam.shown_at,
+            paused_s=exam.paused_s,
         ),
         "location_json": checked.location_json,
     }
@@ -167,14 +162,14 @@ def _store(
 
 def _submission(report: bool) -> tuple[CaseView, CheckedSubmission] | None:
     """The panel's value, read and checked once; None (the form says why) when refused."""
-    state["_attempt"] = int(state.get("_attempt", 0)) + 1
-    config: ExamConfig | None = state.get("_config")
+    exam.attempt += 1
+    config = exam.config
     try:
         sub = read_submission(submitted_value())
     except AnswerError as exc:
         form_error(str(exc), exc.field)
         return None
-    case = _checked(sub, state.get("_case"))
+    case = _checked(sub, exam.case)
     if case is None or config is None:
         return None
     try:
@@ -193,7 +188,7 @@ def _submission(report: bool) -> tuple[CaseView, CheckedSubmission] | None:
 
 def _submit() -> None:
     """The panel's submit: store exactly what was on screen, then let the run move on."""
-    current: CaseView | None = state.get("_case")
+    current = exam.case
     got = _submission(current is not None and is_report_case(current))
     if got is None:
         return
@@ -202,16 +197,16 @@ def _submit() -> None:
     if result is None:
         return
     if result.duplicate:
-        state["_notice"] = (
+        exam.notice = (
             f"Your answer to {_case_label(case)} was already saved (in another tab?); "
             "that answer is kept."
         )
     else:
-        state["_notice"] = f"Saved your answer to {_case_label(case)}."
+        exam.notice = f"Saved your answer to {_case_label(case)}."
     if case.practice:
-        state["_feedback"] = case
-    state[FROM_SLOT_KEY] = case.slot + 1
-    state.pop("_case", None)
+        exam.feedback = case
+    exam.from_slot = case.slot + 1
+    exam.case = None
     form_error(None)
 
 
@@ -234,9 +229,10 @@ def _as_reader(store: Callable[[Session, Reader], T]) -> T | None:
 
 
 def _revise() -> None:
-    stored: StoredAnswer | None = state.get("_review_answer")
+    stored = exam.review_answer
     got = _submission(False)
-    if got is None or stored is None:
+    config = exam.config
+    if got is None or stored is None or config is None:
         return
     case, checked = got
     answer = checked.answer
@@ -245,7 +241,7 @@ def _revise() -> None:
         lambda session, reader: revise_answer(
             session=session,
             reader=reader,
-            config=state["_config"],
+            config=config,
             case_public_id=case.public_id,
             answer=answer,
             seen_revision=stored.revision,
@@ -254,34 +250,32 @@ def _revise() -> None:
     )
     if revised is None:
         return
-    state["_notice"] = f"Your changed answer to case {case.slot + 1 - _practice()} is saved."
+    exam.notice = f"Your changed answer to case {case.slot + 1 - _practice()} is saved."
     _leave_review()
 
 
 def _practice() -> int:
-    summary: OrderSummary | None = state.get(ORDER_KEY)
-    return summary.practice if summary else 0
+    return exam.order.practice if exam.order else 0
 
 
 def _enter_review(slot: int, limit: int) -> None:
-    state["_review"] = slot
-    state["_review_limit"] = limit
+    exam.review = slot
+    exam.review_limit = limit
 
 
 def _leave_review() -> None:
-    for key in ("_review", "_review_limit", "_review_answer", "_case"):
-        state.pop(key, None)
+    exam.review = exam.review_limit = exam.review_answer = exam.case = None
     form_error(None)
 
 
 def _continue() -> None:
-    state.pop("_feedback", None)
+    exam.feedback = None
 
 
 def _case_screen(
     case: CaseView, config: ExamConfig, review: bool, following: CaseView | None = None
 ) -> None:
-    earlier: StoredAnswer | None = state.get("_review_answer") if review else None
+    earlier = exam.review_answer if review else None
     marker, no_focal = parse_location_json(earlier.location_json if earlier else None)
     report = not review and is_report_case(case)
     values = None
@@ -301,9 +295,9 @@ def _case_screen(
         grounding_required=config.grounding_required,
         form_key="review" if review else "exam",
         values=values,
-        error=state.get("_form_error"),
-        error_field=state.get("_form_error_field"),
-        attempt=int(state.get("_attempt", 0)),
+        error=exam.form_error,
+        error_field=exam.form_error_field,
+        attempt=exam.attempt,
     )
     case_panel(
         case,
@@ -323,9 +317,7 @@ def _case_screen(
 
 def _database_down() -> None:
     """The database failed while drawing the page: keep the current case and its answer."""
-    case: CaseView | None = state.get("_case")
-    config: ExamConfig | None = state.get("_config")
-    summary: OrderSummary | None = state.get(ORDER_KEY)
+    case, config, summary = exam.case, exam.config, exam.order
     if case is None or config is None or summary is None:
         st.error(
             "The study's database is not answering right now. Nothing you submitted is "
@@ -333,7 +325,7 @@ def _database_down() -> None:
         )
         st.stop()
     assert case is not None and config is not None and summary is not None
-    if not state.get("_form_error"):
+    if not exam.form_error:
         form_error(DB_DOWN)
     exam_header(config.title, progress_at(case.slot, summary), pausable=False)
     _case_screen(case, config, review=False)
@@ -344,16 +336,16 @@ try:
     with db_session() as session:
         reader, study = load_reader(session, user)
         config = exam_config(study)
-        state["_config"] = config
+        exam.config = config
         summary = _order(session, reader)
         closed = study_closed_message(study.state)
-        feedback_case: CaseView | None = state.get("_feedback")
+        feedback_case = exam.feedback
         feedback = None
         if feedback_case is not None:
             feedback = practice_feedback(
                 session=session, reader=reader, case_public_id=feedback_case.public_id
             )
-        review_slot: int | None = state.get("_review") if config.allow_revisions else None
+        review_slot = exam.review if config.allow_revisions else None
         stored: StoredAnswer | None = None
         case: CaseView | None = None
         following: CaseView | None = None
@@ -373,13 +365,14 @@ try:
                 session=session,
                 reader=reader,
                 total=summary.total,
-                from_slot=int(state.get(FROM_SLOT_KEY, 0)),
+                from_slot=exam.from_slot,
             )
             case, following = ahead.case, ahead.following
 except DBAPIError:
     _database_down()
 
-if notice := state.pop("_notice", None):
+if notice := exam.notice:
+    exam.notice = None
     st.toast(notice, icon=":material/check_circle:" if notice.startswith("Saved") else None)
 
 if closed is not None:
@@ -400,13 +393,13 @@ if feedback is not None and feedback_case is not None:
     with right:
         practice_feedback_panel(feedback, config.likert_labels, _continue)
     st.stop()
-state.pop("_feedback", None)
+exam.feedback = None
 
 if review_slot is not None and case is not None and stored is not None:
-    limit = int(state.get("_review_limit", summary.total))
-    if state.get("_case") is None or state["_case"].public_id != case.public_id:
+    limit = exam.review_limit if exam.review_limit is not None else summary.total
+    if exam.case is None or exam.case.public_id != case.public_id:
         _start_case(case, config)
-        state["_review_answer"] = stored
+        exam.review_answer = stored
     exam_header(config.title, progress_at(case.slot, summary), pausable=False)
     st.warning(
         f"You are changing your earlier answer to case {case.slot + 1 - summary.practice}. "
@@ -448,7 +441,7 @@ if case is None:
     st.stop()
 
 assert case is not None
-if state.get("_case") is None or state["_case"].public_id != case.public_id:
+if exam.case is None or exam.case.public_id != case.public_id:
     _start_case(case, config)
 exam_header(config.title, progress_at(case.slot, summary), pausable=True)
 if summary.practice and case.slot == summary.practice:

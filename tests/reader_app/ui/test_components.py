@@ -144,7 +144,7 @@ def test_header_pause_and_resume() -> None:
     at.button(key="pause").click().run()
     assert "Paused" in at.info[0].value
     at.button(key="resume").click().run()
-    assert at.session_state["_paused_s"] >= 0.0
+    assert at.session_state["_exam"].paused_s >= 0.0
     assert at.get("progress")
     at.button(key="pause").click().run()
     at.button(key="sign_out").click().run()

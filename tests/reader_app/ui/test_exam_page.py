@@ -410,11 +410,12 @@ def test_a_refused_sign_in_clears_the_previous_readers_exam_state(
     at = app_for(first.token)
     answer(at, "R01 answer", 2)
     assert progress_text(at) == "Case 2 of 3"
-    assert "_case" in at.session_state and "_order" in at.session_state
+    exam = at.session_state["_exam"]  # the exam's one typed state object
+    assert exam.case is not None and exam.order is not None
     at.query_params["token"] = "not-a-real-token"
     at.run()
     assert "not valid" in at.error[0].value
-    for key in ("_case", "_order", "_signed_in", "_shown_at", "_from_slot", "_form_error"):
+    for key in ("_exam", "_signed_in", "_answer_modes"):
         assert key not in at.session_state, key
     at.query_params["token"] = second.token
     at.run()
