@@ -232,9 +232,10 @@ class Run:
         """The case id the case panel was drawn for (its ``data-case``), if any."""
         panel = page.locator("[data-case]")
         try:
-            return await panel.first.get_attribute("data-case", timeout=2_000)
+            case = await panel.first.get_attribute("data-case", timeout=2_000)
         except Exception:
             return None
+        return str(case) if case else None
 
     async def case_number(self, page: Any, fallback: int) -> int:
         match = CASE_RE.search(await page.locator("[data-testid='stMain']").inner_text())
