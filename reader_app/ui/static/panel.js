@@ -226,11 +226,23 @@ export default function (component) {
   }
 
   // --- submit: one value, from this panel's state at this moment ----------------
+  // One submit at a time (a double click's second click is ignored), but never a
+  // form that stays dead: if no answer from the server arrives (a lost connection, a
+  // server restarted mid-submit), Submit works again after a few seconds. A repeat of
+  // a submit that was stored after all is said and never stored twice (the value names
+  // its case).
+  const RESEND_MS = 4000;
   let sending = false;
+  let resend = null;
   function send(event) {
     if (event) event.preventDefault();
-    if (sending) return; // a double click's second submit
+    if (sending) return;
     sending = true;
+    clearTimeout(resend);
+    resend = setTimeout(() => {
+      sending = false;
+      root.removeAttribute("aria-busy");
+    }, RESEND_MS);
     root.setAttribute("aria-busy", "true");
     changed();
     keepAll();
@@ -262,6 +274,7 @@ export default function (component) {
     error.textContent = f.error ? f.error.message : "";
     errorField = f.error ? f.error.field || null : null;
     sending = false;
+    clearTimeout(resend);
     lastSubmitted = null;
     root.removeAttribute("aria-busy");
     showError();
@@ -288,6 +301,7 @@ export default function (component) {
   else viewer.image.addEventListener("load", prefetch, { once: true });
 
   function cleanup() {
+    clearTimeout(resend);
     if (PANELS.get(parentElement) === panel) PANELS.delete(parentElement);
     if (since !== null) {
       ACTIVE.set(caseId, activeNow());
