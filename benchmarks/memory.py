@@ -44,6 +44,8 @@ from benchmarks.kit.servers import serve_app
 from benchmarks.kit.study import add_reader, build_study
 from reader_app.db import migrate
 
+SUBMIT = "[data-field=submit]"  # the case panel's Submit (DESIGN.md section 4)
+
 SECTION = "## Memory"
 TARGET_MIB = 1024
 
@@ -117,7 +119,7 @@ def one_case(
     idle(page)
     fill_answer(page, f"Memory benchmark {slot}", slot % 5)
     before = page.locator("[data-testid=stProgress]").first.inner_text()
-    page.locator(".st-key-submit button").click()
+    page.locator(SUBMIT).click()
     page.wait_for_function(
         "(before) => { const b = document.querySelector('[data-testid=stProgress]');"
         " return b && b.innerText !== before; }",
@@ -172,7 +174,7 @@ def run(
                 page.goto(f"{app.url}/?token={token}")
                 pages.append(page)
             for page in pages:
-                page.locator(".st-key-submit").wait_for(state="visible")
+                page.locator(SUBMIT).wait_for(state="visible")
                 idle(page)
             open_kib = rss_kib(pid)
             for round_no in range(cases_each):

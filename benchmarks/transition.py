@@ -90,6 +90,8 @@ from benchmarks.kit.study import (
 from benchmarks.transition_report import SECTION, TARGET_RATIO, markdown
 from reader_app.db import migrate
 
+SUBMIT = "[data-field=submit]"  # the case panel's Submit (DESIGN.md section 4)
+
 BASELINE = Path(__file__).resolve().parent / "transition_baseline.json"
 # the case viewer (an st.components.v2 element: its images sit in a shadow root)
 CASE_IMAGES = ".rv-img, .rv-thumbs img"
@@ -164,7 +166,7 @@ def run_transitions(
             page = context.new_page()
             page.set_default_timeout(60_000)
             page.goto(f"{reader.url}/?token={reader.token}")
-            page.locator(".st-key-submit").wait_for(state="visible")
+            page.locator(SUBMIT).wait_for(state="visible")
             idle(page)
             reader.run.load.append(load_average())
             pages.append((reader.run, page))
@@ -176,9 +178,7 @@ def run_transitions(
             order = pages if slot % 2 == 0 else pages[::-1]  # neither always goes first
             for run, page in order:
                 fill_answer(page, f"Benchmark answer {slot}", slot % 5)
-                dom, total = timed_click(
-                    page, ".st-key-submit button", CASE_IMAGES, expected, progress
-                )
+                dom, total = timed_click(page, SUBMIT, CASE_IMAGES, expected, progress)
                 run.app_ms.append(total)
                 run.app_dom_ms.append(dom)
                 run.kinds.append(study.kinds[nxt])

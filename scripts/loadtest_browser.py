@@ -216,10 +216,10 @@ class Run:
         """Wait for an answerable case or the finish screen, reloading after an outage."""
         for _ in range(5):
             try:
-                await page.locator(".st-key-submit, :text('finished')").first.wait_for(
+                await page.locator("[data-field=submit], :text('finished')").first.wait_for(
                     timeout=20_000
                 )
-                if await page.locator(".st-key-submit").count():
+                if await page.locator("[data-field=submit]").count():
                     return "case"
                 return "finished"
             except Exception:
@@ -229,12 +229,13 @@ class Run:
         raise RuntimeError("the exam page never came back")
 
     async def form_case(self, page: Any) -> str | None:
-        """The case id the answer form was rendered for (its hidden ``case_token``), if any."""
-        box = page.locator('[class*="st-key-case_token__"] input')
+        """The case id the case panel was drawn for (its ``data-case``), if any."""
+        panel = page.locator("[data-case]")
         try:
-            return await box.input_value(timeout=2_000) if await box.count() else None
+            case = await panel.first.get_attribute("data-case", timeout=2_000)
         except Exception:
             return None
+        return str(case) if case else None
 
     async def case_number(self, page: Any, fallback: int) -> int:
         match = CASE_RE.search(await page.locator("[data-testid='stMain']").inner_text())
@@ -256,28 +257,21 @@ class Run:
         self, page: Any, text: str, likert: int, number: int
     ) -> tuple[str | None, float, str | None]:
         """Type, choose, click: (None, ms from click to next case, the form's case id),
-        or (why not, 0, None). The case id is the form's hidden ``case_token``, if any."""
+        or (why not, 0, None). The case id is the panel's ``data-case``, if any."""
         form_case = None
         try:
             await self.wait_idle(page)  # a human is slower than a rerun; a driver must wait
-            box = page.locator(".st-key-diagnosis input")
-            choice = page.locator(".st-key-likert label").filter(
-                has_text=re.compile(rf"^{likert} ·")
-            )
-            for _ in range(3):  # re-type if a rerun still in flight reset the form
+            box = page.get_by_role("textbox", name="Diagnosis", exact=True)
+            choice = page.get_by_role("radio", name=re.compile(rf"^{likert} · "))
+            for _ in range(3):  # re-type if a rerun still in flight redrew the panel
                 await box.fill(text)
-                await box.press("Tab")
-                await self.wait_idle(page)
                 await choice.click()
                 await self.wait_idle(page)
-                if (
-                    await box.input_value() == text
-                    and await page.locator(".st-key-likert input:checked").count() == 1
-                ):
+                if await box.input_value() == text and await choice.is_checked():
                     break
             form_case = await self.form_case(page)
             t0 = time.perf_counter()
-            await page.locator(".st-key-submit button").click()
+            await page.get_by_role("button", name="Submit answer", exact=True).click()
             moved = page.locator(f":text('Case {number + 1} of'), :text('finished')")
             await moved.first.wait_for(timeout=self.args.ack_timeout * 1000)
             return None, (time.perf_counter() - t0) * 1000, form_case

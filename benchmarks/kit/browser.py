@@ -121,14 +121,12 @@ def timed_click(
 
 def fill_answer(page: Any, text: str, likert: int) -> None:
     """Type a diagnosis and choose a confidence, as exam_driver.fill_answer does."""
-    box = page.locator(".st-key-diagnosis input")
-    choice = page.locator(".st-key-likert label").filter(has_text=re.compile(rf"^{likert} ·"))
-    for _ in range(3):  # a rerun still in flight may reset the form: type again
+    box = page.get_by_role("textbox", name="Diagnosis", exact=True)
+    choice = page.get_by_role("radio", name=re.compile(rf"^{likert} · "))
+    for _ in range(3):  # a rerun still in flight may redraw the panel: type again
         box.fill(text)
-        box.press("Tab")  # Streamlit commits a text input on blur
-        idle(page)
         choice.click()
         idle(page)
-        if box.input_value() == text and page.locator(".st-key-likert input:checked").count() == 1:
+        if box.input_value() == text and choice.is_checked():
             return
     raise RuntimeError("could not fill the answer form")

@@ -1,9 +1,9 @@
 """The reader's location step (grounding): check the marker the browser sent.
 
 The viewer (ui/static/viewer.js) keeps one marker per case in stored-image
-pixels; the exam page's script copies it into the form's hidden ``location``
-field just before a submit, as JSON ``{"case", "x", "y", "slice"}``, next to
-the form's "No focal finding" checkbox. What the browser sends is input:
+pixels; the case panel (ui/static/panel.js) sends it inside its one submit value
+as ``{"x", "y", "slice"}``, next to the "No focal finding" tick
+(``exam.submission`` reads that value). What the browser sends is input:
 :func:`location_answer` accepts a point only when it is finite, on the stored
 image (``0 <= x <= width``, ``0 <= y <= height``) and, for a strip, on one of
 its slices; it returns the ``responses.location_json`` text
@@ -13,8 +13,8 @@ reference region: the page never gets it.
 
 from __future__ import annotations
 
-import json
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from reader_app.exam.next_case import CaseView, ImageView
@@ -23,13 +23,13 @@ from reader_app.exam.windows import group_by_window
 from reader_app.grounding import location_json
 from scoring import Location
 
-MAX_SENT_CHARS = 500  # {"case": ..., "x": ..., "y": ..., "slice": ...} is under 100
+MAX_COORDINATE = 1e9  # far past any stored image; a larger number is no coordinate
 MISSING = "Mark the finding on the image, or choose “No focal finding”."
 OFF_IMAGE = "The marker is not on the image: place it again, or choose “No focal finding”."
 
 
 def location_answer(
-    sent: str,
+    sent: object,
     *,
     case: CaseView,
     no_focal_finding: bool,
@@ -47,19 +47,17 @@ def location_answer(
     return location_json(_on_image(point, case))
 
 
-def _sent_point(sent: str, case_public_id: str) -> dict[str, Any] | None:
-    if not sent or len(sent) > MAX_SENT_CHARS:
+def _sent_point(sent: object, case_public_id: str) -> Mapping[str, Any] | None:
+    """The marker as sent (``{"x", "y", "slice"}``); anything that is no mapping, or a
+    mapping naming another case (a stale page), is no marker."""
+    if not isinstance(sent, Mapping):
         return None
-    try:
-        value = json.loads(sent)
-    except ValueError:
+    if "case" in sent and sent.get("case") != case_public_id:
         return None
-    if not isinstance(value, dict) or value.get("case") != case_public_id:
-        return None
-    return value
+    return sent
 
 
-def _on_image(point: dict[str, Any], case: CaseView) -> Location:
+def _on_image(point: Mapping[str, Any], case: CaseView) -> Location:
     """The point as a Location, or AnswerError when it is not on the case's stored image."""
     x: Any = point.get("x")
     y: Any = point.get("y")
@@ -88,7 +86,13 @@ def _frames(case: CaseView) -> list[ImageView]:
 
 
 def _number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite number of a sane size (a 400-digit integer is no coordinate, and would
+    overflow a float)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if isinstance(value, int):
+        return abs(value) <= MAX_COORDINATE
+    return math.isfinite(value) and abs(value) <= MAX_COORDINATE
 
 
 def _whole(value: object) -> bool:

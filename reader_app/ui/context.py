@@ -74,12 +74,24 @@ def oidc_configured() -> bool:
         return False
 
 
+def _forget_session() -> None:
+    """Drop everything this browser session holds (another reader's case, order, form)."""
+    for key in list(st.session_state.keys()):
+        del st.session_state[key]
+
+
+def _refuse(message: str) -> None:
+    """A refused sign-in: nobody is signed in, and nothing of the previous reader's exam
+    stays in the session for whoever signs in next (issue 32 item 14)."""
+    _forget_session()
+    st.session_state["_auth_error"] = message
+
+
 def _remember(reader: Reader, token_hash: str | None) -> SignedIn:
     assert reader.id is not None
     previous: SignedIn | None = st.session_state.get("_signed_in")
     if previous is not None and previous.reader_id != reader.id:
-        for key in list(st.session_state.keys()):  # another reader's case, order, form
-            del st.session_state[key]
+        _forget_session()
     user = SignedIn(reader.id, reader.study_id, reader.code, reader.role, token_hash)
     st.session_state["_signed_in"] = user
     st.session_state.pop("_auth_error", None)
@@ -94,8 +106,7 @@ def _sign_in_with_token(token: str) -> SignedIn | None:
         try:
             reader = authenticate(session=session, token=token)
         except AuthError as exc:
-            st.session_state.pop("_signed_in", None)
-            st.session_state["_auth_error"] = str(exc)
+            _refuse(str(exc))
             return None
         user = _remember(reader, reader.token_hash)
     st.session_state["_token"] = token
@@ -117,7 +128,7 @@ def _sign_in_with_oidc() -> SignedIn | None:
                 email_verified=None if verified is None else bool(verified),
             )
         except AuthError as exc:
-            st.session_state["_auth_error"] = str(exc)
+            _refuse(str(exc))
             return None
         chosen = st.session_state.get("_oidc_reader")
         match = [r for r in readers if r.id == chosen] if chosen else readers[:1]

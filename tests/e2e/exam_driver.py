@@ -1,14 +1,16 @@
-"""Drive the reader's exam the way a reader does, through the stable widget keys.
+"""Drive the reader's exam the way a reader does, through the stable field names.
 
-Keys (DESIGN.md section 4): ``diagnosis``, ``likert``, ``idk``, ``submit``,
-``pause``; Streamlit renders a key as the CSS class ``st-key-<key>``.
+DESIGN.md section 4: the case panel's fields are found by their accessible names
+(Diagnosis, Findings, Impression, ``N · <label>``, I don't know, No focal finding,
+Submit answer); ``Pause`` is a Streamlit button (``st-key-pause``). The panel
+carries the case's public id as ``data-case``.
 """
 
 from __future__ import annotations
 
 import re
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.e2e.ws_trace import trace_of
@@ -16,9 +18,65 @@ from tests.e2e.ws_trace import trace_of
 PROGRESS = "[data-testid=stProgress]"
 
 
+SUBMIT = re.compile(r"^(Submit answer|Submit report|Save changed answer)$")
+PANEL = "[data-case]"
+
+
+def submit_button(page: Page) -> Locator:
+    return page.get_by_role("button", name=SUBMIT)
+
+
+def diagnosis_box(page: Page) -> Locator:
+    return page.get_by_role("textbox", name="Diagnosis", exact=True)
+
+
+def text_box(page: Page, name: str) -> Locator:
+    """A text field of the panel by its accessible name (Diagnosis, Findings, Impression)."""
+    return page.get_by_role("textbox", name=name, exact=True)
+
+
+def idk_box(page: Page) -> Locator:
+    return page.get_by_role("checkbox", name="I don't know", exact=True)
+
+
+def no_focal_box(page: Page) -> Locator:
+    return page.get_by_role("checkbox", name="No focal finding", exact=True)
+
+
+def likert_choice(page: Page, likert: int) -> Locator:
+    return page.get_by_role("radio", name=re.compile(rf"^{likert} · "))
+
+
+def panel_case(page: Page) -> str:
+    """The public id of the case the panel shows."""
+    return str(page.locator(PANEL).first.get_attribute("data-case"))
+
+
+FOCUSED_FIELD = """() => {
+    let el = document.activeElement;
+    while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+    const field = el && el.closest ? el.closest('[data-field]') : null;
+    return field ? field.dataset.field : null;
+}"""
+
+
+def focused_field(page: Page) -> str | None:
+    """The ``data-field`` of the panel field that has the focus (None: none has)."""
+    value = page.evaluate(FOCUSED_FIELD)
+    return None if value is None else str(value)
+
+
+def expect_focus(page: Page, field: str, *, timeout: float = 10_000) -> None:
+    """Wait until the panel field ``field`` (its ``data-field``) has the focus."""
+    try:
+        page.wait_for_function(f"(f) => ({FOCUSED_FIELD})() === f", arg=field, timeout=timeout)
+    except PlaywrightTimeout as exc:
+        raise AssertionError(f"the focus is on {focused_field(page)!r}, not {field!r}") from exc
+
+
 def open_exam(page: Page, url: str) -> None:
     page.goto(url)
-    expect(page.locator(".st-key-submit")).to_be_visible(timeout=30_000)
+    expect(submit_button(page)).to_be_visible(timeout=30_000)
     settled(page)
 
 
@@ -51,7 +109,7 @@ def fill_profile(page: Page, *, trainee_year: int | None = None, years: int = 5)
     box.fill(str(years))
     box.press("Tab")
     page.locator(".st-key-profile_save button").click()
-    expect(page.locator(".st-key-submit")).to_be_visible()
+    expect(submit_button(page)).to_be_visible()
 
 
 _NEXT_SCREEN = """([selector, before]) => {
@@ -70,12 +128,12 @@ def settled(page: Page) -> None:
 def _submit_and_wait(page: Page) -> None:
     """Submit, then wait for the next screen: a new case, practice feedback or the end."""
     before = progress(page)
-    page.locator(".st-key-submit button").click()
+    submit_button(page).click()
     wait_next_screen(page, before)
 
 
 def fill_answer(page: Page, diagnosis: str, likert: int) -> None:
-    box = page.locator(".st-key-diagnosis input")
+    box = diagnosis_box(page)
     box.fill(diagnosis)
     box.press("Tab")
     choose_likert(page, likert)
@@ -83,7 +141,7 @@ def fill_answer(page: Page, diagnosis: str, likert: int) -> None:
 
 def type_diagnosis(page: Page, text: str, *, clear: bool = True) -> None:
     """Click into the diagnosis box and type with real key presses."""
-    box = page.locator(".st-key-diagnosis input")
+    box = diagnosis_box(page)
     box.click()
     if clear:
         page.keyboard.press("Control+A")
@@ -92,35 +150,38 @@ def type_diagnosis(page: Page, text: str, *, clear: bool = True) -> None:
 
 
 def choose_likert(page: Page, likert: int) -> None:
-    page.locator(".st-key-likert label").filter(has_text=re.compile(rf"^{likert} ·")).click()
-    expect(page.locator(".st-key-likert input:checked")).to_have_count(1)
+    likert_choice(page, likert).click()
+    expect(likert_choice(page, likert)).to_be_checked()
 
 
 def toggle_idk(page: Page) -> None:
-    page.locator(".st-key-idk label").click()
-
-
-ON_SCREEN = """() => {
-    const box = document.querySelector('.st-key-diagnosis input');
-    const radios = [...document.querySelectorAll('.st-key-likert input[type=radio]')];
-    const idk = document.querySelector('.st-key-idk input[type=checkbox]');
-    const likert = radios.findIndex((r) => r.checked);
-    return {diagnosis: box ? box.value : null, likert: likert < 0 ? null : likert,
-            idk: idk ? idk.checked : null};
-}"""
+    idk_box(page).click()
 
 
 def on_screen(page: Page) -> dict[str, object]:
-    """The form's values as the reader sees them."""
-    return dict(page.evaluate(ON_SCREEN))
+    """The form's values as the reader sees them (found by their accessible names)."""
+    box = diagnosis_box(page)
+    idk = idk_box(page)
+    likert = None
+    for n in range(5):
+        choice = likert_choice(page, n)
+        if choice.count() and choice.is_checked():
+            likert = n
+    return {
+        "diagnosis": box.input_value() if box.count() else None,
+        "likert": likert,
+        "idk": idk.is_checked() if idk.count() else None,
+    }
 
 
 def submit(page: Page, how: str = "click") -> None:
     """Submit the way a reader does: click, Ctrl+Enter or Enter (focus stays where it is)."""
     if how == "click":
-        page.locator(".st-key-submit button").click()
+        submit_button(page).click()
     elif how == "dblclick":
-        page.locator(".st-key-submit button").dblclick()
+        submit_button(page).dblclick()
+    elif how == "space":
+        page.keyboard.press(" ")
     elif how == "ctrl+enter":
         page.keyboard.press("Control+Enter")
     elif how == "enter":
@@ -149,13 +210,13 @@ def answer(page: Page, diagnosis: str, likert: int) -> None:
 
 def answer_idk(page: Page) -> None:
     toggle_idk(page)
-    expect(page.locator(".st-key-idk input")).to_be_checked()
+    expect(idk_box(page)).to_be_checked()
     _submit_and_wait(page)
 
 
 def continue_after_feedback(page: Page) -> None:
     page.locator(".st-key-continue button").click()
-    expect(page.locator(".st-key-submit")).to_be_visible()
+    expect(submit_button(page)).to_be_visible()
 
 
 VIEWER_READY = """() => {

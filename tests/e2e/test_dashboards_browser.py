@@ -25,6 +25,7 @@ from reader_app.casebank import get_study
 from reader_app.ingest.demo import ensure_demo_study
 from reader_app.settings import Settings
 from tests.e2e.conftest import ServedApp, artifact
+from tests.e2e.exam_driver import submit_button
 from tests.factories import make_reader, make_study
 from tests.reader_app.analysis.scenario import (
     grade_everything,
@@ -77,7 +78,7 @@ def test_a_reader_is_refused_at_the_analyst_url(
     # analyst's "/"; /analyst is its name in the page list). Each gives the reader their exam.
     for path in ("analyst", "charts", "exports", "report"):
         _open(page, served, path, token)
-        expect(page.locator(".st-key-submit")).to_be_visible(timeout=30_000)
+        expect(submit_button(page)).to_be_visible(timeout=30_000)
         assert page.get_by_role("heading", name="Leaderboard").count() == 0
         assert "secret-run-77" not in page.content(), path
         assert "Human pool" not in page.content(), path

@@ -35,6 +35,7 @@ from tests.e2e.exam_driver import (
     answer_idk,
     choose_window,
     continue_after_feedback,
+    diagnosis_box,
     expect_case,
     expect_progress,
     fill_answer,
@@ -43,6 +44,7 @@ from tests.e2e.exam_driver import (
     open_exam,
     progress,
     step_slices,
+    submit_button,
 )
 from tests.factories import make_reader, make_study
 from tests.support.grounding_truth import (
@@ -204,7 +206,7 @@ def test_reader_journey_practice_spot_strip_reload_resume_and_no_leaks(
     fill_answer(page, "typed but not submitted", 1)
     page.reload()
     expect_case(page, answered + 1, 4)
-    expect(page.locator(".st-key-diagnosis input")).to_have_value("typed but not submitted")
+    expect(diagnosis_box(page)).to_have_value("typed but not submitted")
     assert len(_rows(db, db.exec(select(Reader).where(Reader.id == invite.reader.id)).one())) == (
         answered + 1
     )  # practice + the answered cases; the draft is not stored
@@ -241,11 +243,11 @@ def test_double_clicked_submit_stores_one_row(
     open_exam(page, sign_in_link(exam_server.app.url, invite.token))
     expect_case(page, 1, 3)
     fill_answer(page, "Double clicked", 2)
-    page.locator(".st-key-submit button").dblclick()
+    submit_button(page).dblclick()
     expect_case(page, 2, 3)
     page.wait_for_timeout(1500)  # let any second request land
     expect_case(page, 2, 3)
-    expect(page.locator(".st-key-diagnosis input")).to_have_value("")
+    expect(diagnosis_box(page)).to_have_value("")
     rows = _rows(db, invite.reader)
     assert [(r.diagnosis, r.likert) for r in rows] == [("Double clicked", 2)]
 
@@ -261,7 +263,7 @@ def test_revoked_and_rotated_links_are_refused(
     db.commit()
     page.reload()
     expect(page.get_by_text("This sign-in link is not valid")).to_be_visible()
-    expect(page.locator(".st-key-submit")).to_have_count(0)
+    expect(submit_button(page)).to_have_count(0)
 
     new_link = sign_in_link(exam_server.app.url, rotated.token)
     open_exam(page, new_link)
@@ -271,7 +273,7 @@ def test_revoked_and_rotated_links_are_refused(
     db.commit()
     page.reload()
     expect(page.get_by_text("has been revoked")).to_be_visible()
-    expect(page.locator(".st-key-submit")).to_have_count(0)
+    expect(submit_button(page)).to_have_count(0)
     assert _rows(db, reader) == []
 
 

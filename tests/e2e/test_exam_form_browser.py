@@ -8,7 +8,7 @@ what the page showed at the moment of the submit, and the page has moved on.
 
 from __future__ import annotations
 
-import contextlib
+import json
 import re
 import sqlite3
 import uuid
@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from sqlmodel import Session, col, select
 
 from reader_app.auth import sign_in_link
@@ -26,14 +25,22 @@ from tests.e2e.conftest import Server, artifact, served_on_database
 from tests.e2e.exam_driver import (
     PROGRESS,
     choose_likert,
+    choose_window,
+    diagnosis_box,
     expect_case,
+    expect_focus,
+    focused_field,
+    idk_box,
+    likert_choice,
     on_screen,
     open_exam,
+    panel_case,
     progress,
     settled,
     submit,
     toggle_idk,
     type_diagnosis,
+    viewer_ready,
     wait_next_screen,
 )
 from tests.factories import make_reader, make_study
@@ -90,7 +97,7 @@ def confidence_type_submit_without_blur(page: Page) -> str:
 def type_confidence_edit_submit(page: Page) -> str:
     type_diagnosis(page, "Pneumothorax")
     choose_likert(page, 1)
-    page.locator(".st-key-diagnosis input").click()
+    diagnosis_box(page).click()
     page.keyboard.press("End")
     page.keyboard.type(" right, tension")
     return "click"
@@ -98,45 +105,39 @@ def type_confidence_edit_submit(page: Page) -> str:
 
 def idk_on_off_type_submit(page: Page) -> str:
     toggle_idk(page)
-    expect(page.locator(".st-key-idk input")).to_be_checked()
+    expect(idk_box(page)).to_be_checked()
     toggle_idk(page)
-    expect(page.locator(".st-key-idk input")).not_to_be_checked()
+    expect(idk_box(page)).not_to_be_checked()
     type_diagnosis(page, "Pott disease")
     choose_likert(page, 2)
     return "click"
 
 
-NOTHING_HIDDEN_FOCUSABLE = """() => {
-    const hidden = [...document.querySelectorAll('.st-key-prefetch *')];
-    const taken = hidden.filter((el) => { el.focus(); return document.activeElement === el; });
-    return {count: hidden.length, taken: taken.length,
-            inert: [...document.querySelectorAll('.st-key-prefetch')].every((b) => b.inert)};
-}"""
-
-
 def keyboard_only(page: Page) -> str:
-    # the next case's images ride along, invisible: nothing in them can take the focus
-    page.wait_for_function("() => document.querySelector('.st-key-prefetch') !== null")
-    page.wait_for_function("() => document.querySelector('.st-key-prefetch').inert")
-    hidden = page.evaluate(NOTHING_HIDDEN_FOCUSABLE)
-    assert hidden["count"] > 0 and hidden["taken"] == 0 and hidden["inert"], hidden
-    page.locator(".st-key-diagnosis input").focus()
+    # a new case opens with the focus in its first field: type at once
+    assert focused_field(page) == "diagnosis"
     page.keyboard.type("Osteoid osteoma")
     page.keyboard.press("Tab")  # -> the confidence group
-    assert _focused(page) == "likert"
+    assert focused_field(page) == "likert"
     page.keyboard.press("ArrowRight")  # arrows choose a confidence
     page.keyboard.press("ArrowRight")
     page.keyboard.press("Tab")
-    assert _focused(page) == "idk"
+    assert focused_field(page) == "idk"
     page.keyboard.press("Tab")
-    assert _focused(page) == "submit"
-    page.keyboard.press("Tab")  # past Submit: never into the hidden images
-    assert page.evaluate("() => document.activeElement.closest('.st-key-prefetch') === null"), (
-        "focus went into the prefetched images"
-    )
+    assert focused_field(page) == "submit"
     page.keyboard.press("Shift+Tab")
-    assert _focused(page) == "submit"
+    page.keyboard.press("Tab")
+    assert focused_field(page) == "submit"
     return "enter"  # Enter on the focused Submit button
+
+
+def space_on_the_button(page: Page) -> str:
+    type_diagnosis(page, "Space bar answer")
+    choose_likert(page, 3)
+    page.keyboard.press("Tab")  # confidence group -> I don't know
+    page.keyboard.press("Tab")  # -> Submit
+    assert focused_field(page) == "submit"
+    return "space"
 
 
 def ctrl_enter_from_the_box(page: Page) -> str:
@@ -177,23 +178,12 @@ GESTURES: list[Callable[[Page], str]] = [
     idk_on_off_type_submit,
     double_click,
     keyboard_only,
+    space_on_the_button,
     ctrl_enter_from_the_box,
     enter_in_the_box,
     ctrl_enter_from_the_page,
     type_then_idk,
 ]
-
-
-def _focused(page: Page) -> str | None:
-    return str(
-        page.evaluate(
-            """() => { const el = document.activeElement;
-            const box = el && el.closest('[class*="st-key-"]');
-            if (!box) return null;
-            const key = [...box.classList].find((c) => c.startsWith('st-key-'));
-            return key.slice(7).replace(/__[0-9]+$/, ''); }"""
-        )
-    )
 
 
 def test_every_gesture_order_stores_what_the_page_showed(
@@ -206,7 +196,10 @@ def test_every_gesture_order_stores_what_the_page_showed(
     for number, gesture in enumerate(GESTURES, start=1):
         expect_case(page, number, n)
         settled(page)
-        expect(page.locator(".st-key-likert input:checked")).to_have_count(0)  # none pre-set
+        # each new case opens with the focus in its first field
+        expect_focus(page, "diagnosis")
+        for choice in range(5):  # no confidence pre-set
+            expect(likert_choice(page, choice)).not_to_be_checked()
         how = gesture(page)
         assert len(_rows(db, invite.reader)) == number - 1, f"{gesture.__name__}: stored early"
         shown = on_screen(page)
@@ -244,8 +237,8 @@ def test_pause_resume_and_reload_keep_the_draft_and_the_first_shown_time(
     expect(page.locator(".st-key-resume")).to_be_visible()
     page.locator(".st-key-resume button").click()
     expect_case(page, 1, 2)
-    expect(page.locator(".st-key-diagnosis input")).to_have_value("Draft diagnosis")
-    expect(page.locator(".st-key-likert input:checked")).to_have_count(1)
+    expect(diagnosis_box(page)).to_have_value("Draft diagnosis")
+    expect(likert_choice(page, 4)).to_be_checked()
     assert on_screen(page) == {"diagnosis": "Draft diagnosis", "likert": 4, "idk": False}
     assert _rows(db, invite.reader) == []
 
@@ -254,8 +247,8 @@ def test_pause_resume_and_reload_keep_the_draft_and_the_first_shown_time(
     page.wait_for_timeout(1_500)  # the reload must not restart the clock
     page.reload()
     expect_case(page, 1, 2)
-    expect(page.locator(".st-key-diagnosis input")).to_have_value("Draft diagnosis")
-    expect(page.locator(".st-key-likert input:checked")).to_have_count(1)  # restored in turn
+    expect(diagnosis_box(page)).to_have_value("Draft diagnosis")
+    expect(likert_choice(page, 4)).to_be_checked()
     assert on_screen(page) == {"diagnosis": "Draft diagnosis", "likert": 4, "idk": False}
     page.screenshot(path=str(artifact("exam-form-draft-1440.png")))
     before = progress(page)
@@ -330,34 +323,32 @@ def test_another_roles_address_leads_to_ones_own_page_without_page_not_found(
     assert page.get_by_text("Page not found").count() == 0
 
 
-# Acts in the very commit that draws the next case's form, before React has run that
-# render's effects: the fastest reader there can be (or a busy PC). ``act``: "idk" ticks
-# "I don't know", "likert" picks confidence 1 only; then the form is submitted.
-AT_FIRST_SIGHT = """([before, act]) => {
+# Acts in the very frame that draws the next case's panel: the fastest reader there can
+# be (or a busy PC). ``act``: "idk" ticks "I don't know", "likert" picks confidence 0
+# only; then the form is submitted.
+AT_FIRST_SIGHT = """([before, act, old]) => {
     window.__answeredAt = null;
-    // the drawing a field belongs to (its widget is keyed NAME__DRAWING): the new case's
-    // form is a new drawing, so an element of the old form is never taken for it
-    const drawing = (el) => {
-        const box = el && el.closest('[class*="__"][class*="st-key-"]');
-        const key = box && [...box.classList].find((c) => /^st-key-.*__[0-9]+$/.test(c));
-        return key ? key.split('__').pop() : null;
+    const panel = () => {
+        for (const host of document.querySelectorAll('*')) {
+            const p = host.shadowRoot && host.shadowRoot.querySelector('[data-case]');
+            if (p) return p;
+        }
+        return null;
     };
-    const old = drawing(document.querySelector('.st-key-submit button'));
-    const fresh = (el) => el && !el.closest('[data-stale="true"]')
-        && drawing(el) !== null && drawing(el) !== old;
-    const observer = new MutationObserver(() => {
+    const look = () => {
         const bar = document.querySelector('[data-testid=stProgress]');
-        const field = document.querySelector(
-            act === 'idk' ? '.st-key-idk input' : '.st-key-likert input[type=radio]');
-        const button = document.querySelector('.st-key-submit button');
-        if (!bar || bar.innerText.trim() === before || !fresh(field) || !fresh(button)) return;
-        observer.disconnect();
+        const p = panel();
+        if (!bar || bar.innerText.trim() === before || !p || p.dataset.case === old) {
+            requestAnimationFrame(look);
+            return;
+        }
+        const field = p.querySelector(act === 'idk' ? '[data-field=idk]' : 'input[type=radio]');
+        const button = p.querySelector('[data-field=submit]');
         field.click();
         button.click();
         window.__answeredAt = bar.innerText.trim();
-    });
-    observer.observe(document.body, { subtree: true, childList: true, characterData: true,
-                                      attributes: true });
+    };
+    requestAnimationFrame(look);
 }"""
 
 
@@ -371,15 +362,6 @@ def test_an_answer_given_the_instant_a_case_appears_is_for_that_case_alone(
     study = make_study(db, server.settings.asset_dir, slug="s" + uuid.uuid4().hex[:10], n_cases=n)
     invite = make_reader(db, study, ready=True)
     open_exam(page, sign_in_link(server.app.url, invite.token))
-    # the hidden fields take no room: the diagnosis is the form's first line. The rule that
-    # hides them comes with the exam script, whose element's code Streamlit loads lazily:
-    # on a first load on a busy machine the form can be drawn a moment before it.
-    gap_js = """() => document.querySelector('.st-key-diagnosis').getBoundingClientRect().top
-        - document.querySelector('.st-key-answer_form').getBoundingClientRect().top"""
-    with contextlib.suppress(PlaywrightTimeoutError):
-        page.wait_for_function(f"() => ({gap_js})() < 4", timeout=10_000)
-    gap = page.evaluate(gap_js)
-    assert 0 <= gap < 4, gap
     stored: list[dict[str, object]] = []
     for number, act in ((1, "idk"), (3, "likert")):
         expect_case(page, number, n)
@@ -387,7 +369,7 @@ def test_an_answer_given_the_instant_a_case_appears_is_for_that_case_alone(
         type_diagnosis(page, f"Answer {number}")
         choose_likert(page, 4)
         before = progress(page)
-        page.evaluate(AT_FIRST_SIGHT, [before, act])  # armed before the submit
+        page.evaluate(AT_FIRST_SIGHT, [before, act, panel_case(page)])  # armed before the submit
         submit(page, "click")
         answered_at = page.wait_for_function("() => window.__answeredAt").json_value()
         assert answered_at.startswith(f"Case {number + 1} of {n}")
@@ -406,3 +388,39 @@ def test_an_answer_given_the_instant_a_case_appears_is_for_that_case_alone(
     wait_next_screen(page, before)
     stored.append({"diagnosis": "Typed after the refusal", "likert": 0, "idk": False})
     assert [_stored(r) for r in _rows(db, invite.reader)] == stored
+
+
+def test_the_viewer_record_continues_across_a_reload(
+    server: Server, page: Page, db: Session
+) -> None:
+    """Issue 25: a bone window and a zoom before a reload are in the stored record after it
+    (the panel keeps the record in the tab), and the typed draft comes back with it."""
+    study = make_study(
+        db,
+        server.settings.asset_dir,
+        slug="s" + uuid.uuid4().hex[:10],
+        n_cases=1,
+        windows=("lung", "bone"),
+    )
+    invite = make_reader(db, study, ready=True)
+    open_exam(page, sign_in_link(server.app.url, invite.token))
+    viewer_ready(page)
+    choose_window(page, "Bone")
+    for _ in range(3):
+        page.locator(".rv-tools button[data-act=zoom-in]").click()
+    page.wait_for_function("() => window.readerstudyViewer.state().scale > 1.9")
+    type_diagnosis(page, "Before the reload")
+    page.reload()
+    open_exam(page, page.url)
+    viewer_ready(page)
+    expect(diagnosis_box(page)).to_have_value("Before the reload")
+    assert page.evaluate("() => window.readerstudyViewer.state().scale") == 1  # a new view
+    choose_likert(page, 2)
+    before = progress(page)
+    submit(page, "click")
+    wait_next_screen(page, before)
+    (row,) = _rows(db, invite.reader)
+    record = json.loads(row.interaction_json or "null")
+    assert record is not None
+    assert record["windows_used"][:2] == ["lung", "bone"], record
+    assert record["zoom_used"] is True and record["max_zoom"] == 1.95, record

@@ -21,6 +21,7 @@ from reader_app.analysis.case_grounding import case_grounding, thumbnails
 from reader_app.assets import load_asset
 from reader_app.settings import Settings
 from tests.e2e.conftest import ServedApp, artifact
+from tests.e2e.exam_driver import submit_button
 from tests.factories import make_reader
 from tests.reader_app.analysis.grounding_scenario import grounded_study
 
@@ -95,6 +96,6 @@ def test_analyst_sees_grounding_columns_chart_and_thumbnail(
 
     # a reader at the same URL gets the exam, never the region
     page.goto(f"{served.url}/per-case?token={reader}")
-    expect(page.locator(".st-key-submit")).to_be_visible(timeout=30_000)
+    expect(submit_button(page)).to_be_visible(timeout=30_000)
     assert page.locator(".st-key-pc_ground_images").count() == 0
     assert "Where responders looked" not in page.content()

@@ -12,12 +12,13 @@ stored) and a reload (the draft marker comes back) are checked the same way.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 from sqlmodel import Session, col, select
 
 from reader_app.auth import sign_in_link
@@ -26,12 +27,19 @@ from reader_app.models import Case, Reader, Response
 from scoring.regions import Location
 from tests.e2e.conftest import Server, artifact, served_on_database
 from tests.e2e.exam_driver import (
+    choose_likert,
+    diagnosis_box,
     expect_case,
     fill_answer,
     is_strip,
+    likert_choice,
+    no_focal_box,
     open_exam,
+    panel_case,
     progress,
     step_slices,
+    submit_button,
+    type_diagnosis,
     viewer_ready,
     wait_next_screen,
 )
@@ -161,7 +169,7 @@ def _submit(page: Page, diagnosis: str) -> str:
     shown = str(page.evaluate("() => window.readerstudyViewer.caseId"))
     fill_answer(page, diagnosis, 3)
     before = progress(page)
-    page.locator(".st-key-submit button").click()
+    submit_button(page).click()
     wait_next_screen(page, before)
     return shown
 
@@ -243,7 +251,7 @@ def test_no_focal_finding_clearing_reload_and_the_keyboard(
     expect(page.locator(PIN)).to_be_hidden()
     assert _marker(page) is None
     fill_answer(page, "Clear then submit", 2)
-    page.locator(".st-key-submit button").click()
+    submit_button(page).click()
     expect(page.get_by_text("Mark the finding on the image")).to_be_visible()
     expect_case(page, 1, 3)
     assert _locations(db, reader) == {}
@@ -255,18 +263,18 @@ def test_no_focal_finding_clearing_reload_and_the_keyboard(
     page.locator(".rv-marking button[data-act=clear-marker]").click()
     expect(page.get_by_text("Mark the finding on the image")).to_be_visible()
     assert _locations(db, reader) == {}
-    page.locator(".st-key-no_focal_finding label").click()
+    no_focal_box(page).click()
     expect(page.get_by_text("Mark the finding on the image")).to_be_hidden()  # ticked: moot
     first = str(page.evaluate("() => window.readerstudyViewer.caseId"))
     before = progress(page)
-    page.locator(".st-key-submit button").click()
+    submit_button(page).click()
     wait_next_screen(page, before)
     assert _locations(db, reader) == {first: (None, True)}
 
     # case 2: the draft marker survives a reload, and is what is stored
     expect_case(page, 2, 3)
     viewer_ready(page)
-    expect(page.locator(".st-key-no_focal_finding input")).not_to_be_checked()
+    expect(no_focal_box(page)).not_to_be_checked()
     _click(page, 30.75, 222.0)
     _expect_marker(page, 30.75, 222.0)
     fill_answer(page, "Reloaded", 1)
@@ -274,7 +282,7 @@ def test_no_focal_finding_clearing_reload_and_the_keyboard(
     expect_case(page, 2, 3, timeout=30_000)
     viewer_ready(page)
     _expect_marker(page, 30.75, 222.0)  # put back from the tab's draft
-    expect(page.locator(".st-key-diagnosis input")).to_have_value("Reloaded")
+    expect(diagnosis_box(page)).to_have_value("Reloaded")
     page.screenshot(path=str(artifact("grounding-marker-reloaded-1024x768.png")))
     second = _submit(page, "Reloaded")
     assert _near(_locations(db, reader)[second], 30.75, 222.0, None)
@@ -312,3 +320,185 @@ def test_an_optional_location_may_be_left_out(server: Server, page: Page, db: Se
     expect(page.get_by_text("(optional)")).to_be_visible()
     shown = _submit(page, "No marker needed")
     assert _locations(db, reader) == {shown: (None, False)}
+
+
+def _stored_rows(db: Session, reader: Reader) -> dict[str, Response]:
+    db.expire_all()
+    rows = db.exec(
+        select(Case.public_id, Response)
+        .join(Case, col(Case.id) == Response.case_id)
+        .where(Response.reader_id == reader.id)
+    ).all()
+    return {public_id: row for public_id, row in rows}
+
+
+def _on_screen_marker(page: Page) -> tuple[float, float]:
+    """The marker where the screen shows it: the pin's centre, mapped back to stored-image
+    pixels from the <img>'s box and the stored size (not from the viewer's own state)."""
+    box = page.locator(PIN).bounding_box()
+    img = page.evaluate(
+        "() => { const b = window.readerstudyViewer.image.getBoundingClientRect();"
+        " return {x: b.left, y: b.top, w: b.width, h: b.height}; }"
+    )
+    assert box is not None
+    cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    return (cx - img["x"]) * SIZE / img["w"], (cy - img["y"]) * SIZE / img["h"]
+
+
+def _check_stored(db: Session, reader: Reader, case: str, at: tuple[float, float]) -> None:
+    row = _stored_rows(db, reader)[case]
+    point, nff = parse_location_json(row.location_json)
+    assert point is not None and not nff, row.location_json
+    assert abs(point.x - at[0]) <= 1 and abs(point.y - at[1]) <= 1, (point, at)
+    record = json.loads(row.interaction_json or "null")
+    assert record is not None, "no viewer record stored"
+    assert record["zoom_used"] is True and record["max_zoom"] == 1.25, record
+
+
+STEADY = """() => {
+    const b = window.readerstudyViewer.image.getBoundingClientRect();
+    const key = [b.left, b.top, b.width, b.height].map(Math.round).join();
+    const now = performance.now();
+    if (window.__rsBox !== key) { window.__rsBox = key; window.__rsSince = now; return false; }
+    return now - window.__rsSince > 450;
+}"""
+
+
+def _steady(page: Page) -> None:
+    """Wait until the image has stayed put for a moment (the viewer lays itself out again
+    as the page around it settles): a click aimed from its box then lands there."""
+    page.wait_for_function(STEADY, polling=100)
+
+
+def _focus_submit(page: Page) -> None:
+    submit_button(page).focus()
+    expect(submit_button(page)).to_be_focused()
+
+
+# Each gesture gets the case ready (marker, zoom, fields) and submits; returns nothing.
+def _by_click(page: Page) -> None:
+    submit_button(page).click()
+
+
+def _by_enter_on_button(page: Page) -> None:
+    _focus_submit(page)
+    page.keyboard.press("Enter")
+
+
+def _by_space_on_button(page: Page) -> None:
+    _focus_submit(page)
+    page.keyboard.press(" ")
+
+
+def _by_enter_in_the_box(page: Page) -> None:
+    diagnosis_box(page).click()
+    page.keyboard.press("End")
+    page.keyboard.press("Enter")
+
+
+def _by_ctrl_enter(page: Page) -> None:
+    page.locator(".rv-stage").focus()  # anywhere on the page: here the image
+    page.keyboard.press("Control+Enter")
+
+
+SUBMIT_GESTURES = [
+    _by_click,
+    _by_enter_on_button,
+    _by_space_on_button,
+    _by_enter_in_the_box,
+    _by_ctrl_enter,
+]
+
+
+def _spot_study(server: Server, db: Session, n: int) -> tuple[Reader, str]:
+    study = make_study(
+        db,
+        server.settings.asset_dir,
+        slug="m" + uuid.uuid4().hex[:10],
+        n_cases=n,
+        phantom=True,
+        config={"grounding": True},
+    )
+    invite = make_reader(db, study, ready=True)
+    return invite.reader, sign_in_link(server.app.url, invite.token)
+
+
+def test_the_marker_and_viewer_record_are_stored_whatever_the_submit_gesture(
+    server: Server, page: Page, db: Session
+) -> None:
+    """Issue 25: click, Enter and Space on the focused button, Enter in the box,
+    Ctrl+Enter, and a refused submit followed by a moved marker and a keyboard submit.
+    After each, the stored location is the marker on screen (within a pixel) and the
+    viewer record is stored."""
+    n = len(SUBMIT_GESTURES) + 1
+    reader, link = _spot_study(server, db, n)
+    open_exam(page, link)
+    for number, gesture in enumerate(SUBMIT_GESTURES, start=1):
+        expect_case(page, number, n)
+        viewer_ready(page)
+        case = panel_case(page)
+        page.locator(".rv-tools button[data-act=zoom-in]").click()  # the record: x1.25
+        x, y = 40.0 + 20 * number, 70.5 + 11 * number
+        _steady(page)
+        _click(page, x, y)
+        _expect_marker(page, x, y)
+        type_diagnosis(page, f"Gesture {gesture.__name__}")
+        choose_likert(page, number % 5)
+        shown = _on_screen_marker(page)
+        assert _stored_rows(db, reader) == {} or case not in _stored_rows(db, reader)
+        before = progress(page)
+        gesture(page)
+        wait_next_screen(page, before)
+        _check_stored(db, reader, case, shown)
+        assert len(_stored_rows(db, reader)) == number, gesture.__name__
+
+    # refused (no confidence), the marker moved, then a keyboard submit: the new marker
+    expect_case(page, n, n)
+    viewer_ready(page)
+    case = panel_case(page)
+    page.locator(".rv-tools button[data-act=zoom-in]").click()
+    _steady(page)
+    _click(page, 50.0, 50.0)
+    _expect_marker(page, 50.0, 50.0)
+    type_diagnosis(page, "Refused first")
+    submit_button(page).click()
+    expect(page.get_by_text("Choose your confidence")).to_be_visible()
+    assert case not in _stored_rows(db, reader)
+    _click(page, 180.25, 150.75)  # moved
+    _expect_marker(page, 180.25, 150.75)
+    choose_likert(page, 2)
+    shown = _on_screen_marker(page)
+    before = progress(page)
+    _by_enter_on_button(page)
+    wait_next_screen(page, before)
+    _check_stored(db, reader, case, shown)
+    assert abs(shown[0] - 180.25) <= 1 and abs(shown[1] - 150.75) <= 1
+    expect(page.get_by_text("You have finished this exam")).to_be_visible()
+
+
+def test_a_touch_tap_stores_the_marker_and_the_viewer_record(
+    server: Server, browser: Browser, db: Session
+) -> None:
+    """Chromium touch emulation: the marker is placed and the answer submitted by taps."""
+    reader, link = _spot_study(server, db, 1)
+    context = browser.new_context(viewport={"width": 1024, "height": 768}, has_touch=True)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(20_000)
+        open_exam(page, link)
+        viewer_ready(page)
+        case = panel_case(page)
+        page.locator(".rv-tools button[data-act=zoom-in]").tap()
+        _steady(page)
+        cx, cy = _client(page, 120.0, 90.0)
+        page.touchscreen.tap(cx, cy)
+        _expect_marker(page, 120.0, 90.0)
+        type_diagnosis(page, "Tapped")
+        likert_choice(page, 3).tap()
+        shown = _on_screen_marker(page)
+        before = progress(page)
+        submit_button(page).tap()
+        wait_next_screen(page, before)
+        _check_stored(db, reader, case, shown)
+    finally:
+        context.close()

@@ -11,7 +11,6 @@ nothing).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
@@ -21,7 +20,7 @@ from sqlmodel import Session, select
 from reader_app.models import Response
 from reader_app.settings import Settings
 from tests.e2e.conftest import ServedApp, artifact
-from tests.e2e.exam_driver import settled
+from tests.e2e.exam_driver import diagnosis_box, likert_choice, settled, submit_button
 from tests.factories import make_reader, make_study
 
 pytestmark = [pytest.mark.browser]
@@ -51,13 +50,13 @@ def test_no_request_carries_the_token_in_referer(
     cdp.send("Network.enable")
 
     page.goto(f"{served.url}/?token={token}")
-    expect(page.locator(".st-key-submit")).to_be_visible(timeout=60_000)
+    expect(submit_button(page)).to_be_visible(timeout=60_000)
     settled(page)
-    page.locator(".st-key-diagnosis input").click()
+    diagnosis_box(page).click()
     page.keyboard.type("Pneumothorax")
     page.keyboard.press("Tab")  # Streamlit commits a text input on blur
-    page.locator(".st-key-likert label").filter(has_text=re.compile(r"^3 ·")).click()
-    page.locator(".st-key-submit button").click()
+    likert_choice(page, 3).click()
+    submit_button(page).click()
     expect(page.locator("[data-testid=stProgress]").first).to_contain_text("Case 2 of 2")
     settled(page)
     page.screenshot(path=str(artifact("referrer-exam.png")))

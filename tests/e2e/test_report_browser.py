@@ -18,7 +18,18 @@ from reader_app.auth import sign_in_link
 from reader_app.models import Case, CaseReport, Reader, Response
 from reader_app.settings import Settings
 from tests.e2e.conftest import ServedApp, artifact
-from tests.e2e.exam_driver import choose_likert, expect_case, is_strip, settled, submit
+from tests.e2e.exam_driver import (
+    choose_likert,
+    diagnosis_box,
+    expect_case,
+    expect_focus,
+    idk_box,
+    is_strip,
+    likert_choice,
+    settled,
+    submit,
+    text_box,
+)
 from tests.factories import make_reader, make_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("report_browser")]
@@ -68,13 +79,13 @@ def _rows(session: Session, reader: Reader) -> list[Response]:
 
 def _type_into(page: Page, key: str, text: str) -> None:
     """Click into a text area and type with real key presses (no blur afterwards)."""
-    page.locator(f".st-key-{key} textarea").click()
+    text_box(page, key.capitalize()).click()
     page.keyboard.type(text)
 
 
 def _expect_form(page: Page, findings: str, impression: str) -> None:
-    expect(page.locator(".st-key-findings textarea")).to_have_value(findings, timeout=30_000)
-    expect(page.locator(".st-key-impression textarea")).to_have_value(impression)
+    expect(text_box(page, "Findings")).to_have_value(findings, timeout=30_000)
+    expect(text_box(page, "Impression")).to_have_value(impression)
 
 
 def _expect_saved_and_next(page: Page, next_text: str) -> None:
@@ -88,9 +99,10 @@ def test_reader_writes_reports_reloads_pauses_and_resumes(
     token, reader = _report_study(session, settings)
     page.set_viewport_size({"width": 1440, "height": 900})
     page.goto(sign_in_link(served.url, token))
-    expect(page.locator(".st-key-findings textarea")).to_be_visible(timeout=30_000)
+    expect(text_box(page, "Findings")).to_be_visible(timeout=30_000)
     expect_case(page, 1, 3, timeout=30_000)
-    assert page.locator(".st-key-diagnosis").count() == 0
+    assert diagnosis_box(page).count() == 0
+    expect_focus(page, "findings")  # a report case opens with the focus in Findings
     assert is_strip(page)  # a 16-slice strip in the viewer
     assert "SECRET-REF" not in page.content()
 
@@ -106,14 +118,14 @@ def test_reader_writes_reports_reloads_pauses_and_resumes(
     page.reload()
     expect_case(page, 1, 3, timeout=30_000)
     _expect_form(page, FINDINGS_1, IMPRESSION_1)  # the tab's draft came back
-    expect(page.locator(".st-key-likert input:checked")).to_have_value("3")
+    expect(likert_choice(page, 3)).to_be_checked()
 
     page.locator(".st-key-pause button").click()
     page.locator(".st-key-resume button").click()
     _expect_form(page, FINDINGS_1, IMPRESSION_1)
-    expect(page.locator(".st-key-likert input:checked")).to_have_value("3")
+    expect(likert_choice(page, 3)).to_be_checked()
     # one more line typed at the end of the findings, then Ctrl+Enter without leaving it
-    page.locator(".st-key-findings textarea").click()
+    text_box(page, "Findings").click()
     page.keyboard.press("Control+End")
     page.keyboard.type("\nNo adenopathy.")
     findings_1 = FINDINGS_1 + "\nNo adenopathy."
@@ -137,11 +149,11 @@ def test_reader_writes_reports_reloads_pauses_and_resumes(
     # case 2: start typing, then tick "I don't know"; a reload keeps the tick
     _expect_form(page, "", "")
     _type_into(page, "impression", "Maybe a")
-    page.locator(".st-key-idk label").click()
-    expect(page.locator(".st-key-idk input")).to_be_checked()
+    idk_box(page).click()
+    expect(idk_box(page)).to_be_checked()
     page.reload()
     expect_case(page, 2, 3, timeout=30_000)
-    expect(page.locator(".st-key-idk input")).to_be_checked(timeout=30_000)
+    expect(idk_box(page)).to_be_checked(timeout=30_000)
     assert len(_rows(session, reader)) == 1
     submit(page, "click")
     _expect_saved_and_next(page, "Case 3 of 3")

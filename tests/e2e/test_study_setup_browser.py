@@ -39,6 +39,8 @@ from tests.e2e.exam_driver import (
     progress,
     settled,
     submit,
+    submit_button,
+    text_box,
     wait_next_screen,
 )
 from tests.factories import make_reader, make_study
@@ -234,9 +236,9 @@ def test_demo_zip_review_import_and_exam(
     continue_after_feedback(reader_page)
     for number in range(1, 5):
         expect_case(reader_page, number, 4)
-        expect(reader_page.locator(".st-key-submit")).to_be_visible()
-        if reader_page.locator(".st-key-impression").count():  # the report-mode case
-            reader_page.locator(".st-key-impression textarea").click()
+        expect(submit_button(reader_page)).to_be_visible()
+        if text_box(reader_page, "Impression").count():  # the report-mode case
+            text_box(reader_page, "Impression").click()
             reader_page.keyboard.type(f"answer {number}")
             choose_likert(reader_page, 2)
             before = progress(reader_page)

@@ -31,7 +31,7 @@ from reader_app.models import CaseImage, Reader, Response
 from reader_app.settings import Settings, load_settings
 from tests.conftest import fresh_sqlite_url
 from tests.e2e.conftest import ServedApp, artifact, start_app, stop_app
-from tests.e2e.exam_driver import expect_case, fill_answer, settled
+from tests.e2e.exam_driver import diagnosis_box, expect_case, fill_answer, settled, submit_button
 from tests.factories import make_reader, make_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("viewer_browser")]
@@ -102,7 +102,7 @@ def _open(browser: Browser, server: ViewerServer, db: Session, size: str, **conf
     page.set_default_timeout(30_000)
     sent = Sent(page)
     page.goto(sign_in_link(server.app.url, invite.token))
-    expect(page.locator(".st-key-submit")).to_be_visible(timeout=60_000)  # a cold server
+    expect(submit_button(page)).to_be_visible(timeout=60_000)  # a cold server
     expect(page.locator(IMG)).to_be_visible()
     return context, page, sent, invite.reader
 
@@ -150,10 +150,10 @@ def _rows(db: Session, reader: Reader) -> list[Response]:
 def _submit(page: Page, diagnosis: str, likert: int, *, keyboard: bool = False) -> None:
     fill_answer(page, diagnosis, likert)
     if keyboard:  # the shortcut: the viewer's record must ride on it too
-        page.locator(".st-key-diagnosis input").focus()
+        diagnosis_box(page).focus()
         page.keyboard.press("Control+Enter")
     else:
-        page.locator(".st-key-submit button").click()
+        submit_button(page).click()
 
 
 def _check_layout(page: Page, size: str) -> float:

@@ -2,27 +2,23 @@
 
 from __future__ import annotations
 
-import time
-
 import streamlit as st
 
 from reader_app.exam.progress import Progress
+from reader_app.ui.components.exam_session import exam_state
 from reader_app.ui.components.safe_text import escape_markdown
 
 
 def start_pause() -> None:
-    st.session_state["_paused_at"] = time.monotonic()
+    exam_state().start_pause()
 
 
 def end_pause() -> None:
-    started = st.session_state.pop("_paused_at", None)
-    if started is not None:
-        paused = time.monotonic() - float(started)
-        st.session_state["_paused_s"] = float(st.session_state.get("_paused_s", 0.0)) + paused
+    exam_state().end_pause()
 
 
 def is_paused() -> bool:
-    return st.session_state.get("_paused_at") is not None
+    return exam_state().paused
 
 
 def exam_header(title: str, progress: Progress, *, pausable: bool) -> None:

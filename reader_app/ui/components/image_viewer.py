@@ -27,13 +27,9 @@ from reader_app.ui.context import asset_bytes
 MEDIA_COORDINATES = "readerstudy.viewer.{sha256}"  # one per image: none replaces another
 
 
-def reset_viewer(case: CaseView, preferred_windows: Sequence[str]) -> None:
-    """Start a new case on its default window (the viewer itself starts at slice 1, fit)."""
-    names = list(group_by_window(case.reader_images))
-    first = default_window(names, preferred_windows)
-    st.session_state["window"] = first
-    st.session_state["_windows_seen"] = {first}
-    st.session_state["_enlarged"] = False
+def opening_window(case: CaseView, preferred_windows: Sequence[str]) -> str:
+    """The window a case opens on (the viewer itself starts at slice 1, fit)."""
+    return default_window(list(group_by_window(case.reader_images)), preferred_windows)
 
 
 def first_images(case: CaseView, preferred_windows: Sequence[str]) -> list[ImageView]:

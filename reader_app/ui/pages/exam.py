@@ -6,19 +6,19 @@ finished; the current case. Every answer is committed in the form's submit
 callback, before the run that draws the next case; the page then always moves
 on and says the answer was saved.
 
-The answer form is one ``st.form`` (components/answer_form.py): the browser
-sends every field with the submit, so what is stored is what was on screen,
-whatever the order of gestures. Each case gets a new drawing of the form, and
-its submit is bound to that case: an answer given the instant a case appears
-is stored for it, and a submit from a form drawn for a case already stored (a
-double click, a stale tab) is reported, never stored on the next case. When
-the database does not answer, the page keeps the case and the typed answer on
-screen with a message; Submit can simply be pressed again.
+The case is one element, the case panel (components/case_panel.py): viewer,
+marker and answer form. Its submit sends one value built from what is on
+screen, whatever the gesture; that value carries the case it was drawn for, so
+a submit for a case already stored (a double click, a stale tab) is reported,
+never stored on the next case. The value goes through one check in
+``reader_app.exam.submission`` and one store call. When the database does not
+answer, the page keeps the case and the typed answer on screen with a message;
+Submit can simply be pressed again.
 
 Speed (docs/performance.md): the slot after the one just answered is the next
 case's lookup hint (``_from_slot``), so drawing case 200 reads what drawing case
-2 reads; the following case's first images are put on the page, invisible and
-inert, for the browser to fetch ahead.
+2 reads; the panel fetches and decodes the following case's first images once
+the current one is in.
 """
 
 from __future__ import annotations
@@ -32,43 +32,36 @@ from sqlmodel import Session
 
 from reader_app.auth import AuthError
 from reader_app.exam.config import ExamConfig, exam_config
-from reader_app.exam.location import location_answer
 from reader_app.exam.next_case import CaseView, case_at_slot, upcoming
 from reader_app.exam.order import OrderSummary, ensure_order, order_summary
 from reader_app.exam.practice import practice_feedback
 from reader_app.exam.progress import progress_at
 from reader_app.exam.revisions import StoredAnswer, revise_answer, stored_answer
+from reader_app.exam.submission import (
+    CheckedSubmission,
+    Submission,
+    check_submission,
+    read_submission,
+)
 from reader_app.exam.submit import (
-    Answer,
     AnswerError,
     SubmitResult,
     study_closed_message,
     submit_answer,
-    validate_answer,
 )
 from reader_app.exam.timing import active_ms, mark_shown
 from reader_app.grounding import parse_location_json
 from reader_app.models import Reader, utcnow
-from reader_app.reports.answers import ReportAnswer, submit_report, validate_report
-from reader_app.ui.components.answer_form import (
-    FormValues,
-    answer_fields,
-    answer_form_container,
-    clear_form,
-    fill_form,
-    form_error,
-    install_exam_script,
-    location_fields,
-    submit_button,
-)
-from reader_app.ui.components.case_viewer import show_case_images, viewer_interaction
+from reader_app.reports.answers import ReportAnswer, submit_report
+from reader_app.ui.components.case_panel import PanelForm, case_panel, submitted_value
+from reader_app.ui.components.case_viewer import show_case_images
 from reader_app.ui.components.exam_header import exam_header, is_paused
+from reader_app.ui.components.exam_session import exam_state
 from reader_app.ui.components.finish_panel import finish_panel, study_closed_panel
-from reader_app.ui.components.image_viewer import prefetch_images, reset_viewer
+from reader_app.ui.components.image_viewer import opening_window
 from reader_app.ui.components.pause_screen import pause_screen
 from reader_app.ui.components.practice_feedback import practice_feedback_panel
-from reader_app.ui.components.report_answer import is_report_case, report_form
-from reader_app.ui.components.safe_text import show_text
+from reader_app.ui.components.report_answer import is_report_case
 from reader_app.ui.context import (
     current_user,
     db_session,
@@ -77,9 +70,7 @@ from reader_app.ui.context import (
     sign_out,
 )
 
-ORDER_KEY = "_order"  # the reader's OrderSummary, read once per browser session
-FROM_SLOT_KEY = "_from_slot"  # the slot after the last one answered: the next case's hint
-CASE_COLUMNS = [7, 3]  # the image gets most of the width, the form sits beside it
+CASE_COLUMNS = [7, 3]  # practice feedback: the image beside the reference answer
 T = TypeVar("T")
 
 DB_DOWN = (
@@ -88,42 +79,44 @@ DB_DOWN = (
 )
 
 user = current_user()
-state = st.session_state
+exam = exam_state()  # the exam's one typed session object (reader_app.exam.state)
 
 
 def _order(session: Session, reader: Reader) -> OrderSummary:
     """The order's shape, read once per browser session (it never changes)."""
-    cached: OrderSummary | None = state.get(ORDER_KEY)
+    cached = exam.order
     if cached is None or cached.total == 0:
         summary = order_summary(session=session, reader=reader)
         if summary.total == 0:
             ensure_order(session=session, reader=reader)
             summary = order_summary(session=session, reader=reader)
-        state[ORDER_KEY] = cached = summary
+        exam.order = cached = summary
     return cached
 
 
 def _start_case(case: CaseView, config: ExamConfig) -> None:
     """A case drawn for the first time in this browser session: fresh form and clocks."""
-    state["_case"] = case
-    state["_shown_at"] = now = utcnow()
-    state["_paused_s"] = 0.0
+    now = utcnow()
+    exam.start_case(case, now, opening_window(case, config.default_windows))
     try:
         with db_session() as session:
-            state["_first_shown_at"] = mark_shown(
+            exam.first_shown_at = mark_shown(
                 session=session, reader_id=user.reader_id, case_public_id=case.public_id, at=now
             )
     except DBAPIError:
-        state["_first_shown_at"] = None  # submit_answer falls back to the stored row or shown_at
-    reset_viewer(case, config.default_windows)
-    clear_form()
+        exam.first_shown_at = None  # submit_answer falls back to the stored row or shown_at
+
+
+def form_error(message: str | None, field: str | None = None) -> None:
+    """The panel's message above Submit (about ``field``, hidden once it is filled)."""
+    exam.refuse(message, field)
 
 
 def _meta() -> dict[str, object]:
     return {
-        "paused_s": round(float(state.get("_paused_s", 0.0)), 1),
-        "windows": sorted(w for w in state.get("_windows_seen", ()) if w),
-        "enlarged": bool(state.get("_enlarged")),
+        "paused_s": round(exam.paused_s, 1),
+        "windows": sorted(w for w in exam.windows_seen if w),
+        "enlarged": False,  # kept for older answers: full screen is in the viewer record
     }
 
 
@@ -131,94 +124,90 @@ def _case_label(case: CaseView) -> str:
     return f"practice case {case.number}" if case.practice else f"case {case.number - _practice()}"
 
 
-def _checked(values: FormValues, case: CaseView | None) -> CaseView | None:
+def _checked(sub: Submission, case: CaseView | None) -> CaseView | None:
     """The case this submit is for, or None (and a message) when it is not the current one."""
-    if case is None or values.case_token != case.public_id:
-        # the form was drawn for a case whose answer is already stored (double click,
-        # a stale tab): say so, and leave the current case's form empty
-        state["_notice"] = "That answer was already saved; your second submit changed nothing."
-        clear_form()
+    if case is None or sub.case_token != case.public_id:
+        # the panel was drawn for a case whose answer is already stored (double click,
+        # a stale tab): say so, and leave the current case's form as it is
+        exam.notice = "That answer was already saved; your second submit changed nothing."
+        form_error(None)
         return None
     return case
 
 
 def _store(
-    session: Session,
-    reader: Reader,
-    case: CaseView,
-    answer: Answer | ReportAnswer,
-    values: FormValues,
-    location_json: str | None,
+    session: Session, reader: Reader, case: CaseView, checked: CheckedSubmission
 ) -> SubmitResult:
     """Commit the answer with what the page knows of the case: times, images, viewer use."""
     context = {
         "session": session,
         "reader": reader,
         "case_public_id": case.public_id,
-        "shown_at": state.get("_shown_at"),
+        "shown_at": exam.shown_at,
         "image_sha256": case.reader_sha256,
         "meta": _meta(),
-        "interaction": viewer_interaction(case.public_id, values.interaction),
+        "interaction": checked.interaction,
         "active_ms": active_ms(
-            values.active_ms,
-            first_shown_at=state.get("_first_shown_at"),
-            shown_at=state.get("_shown_at"),
-            paused_s=float(state.get("_paused_s", 0.0)),
+            checked.active_ms,
+            first_shown_at=exam.first_shown_at,
+            shown_at=exam.shown_at,
+            paused_s=exam.paused_s,
         ),
-        "location_json": location_json,
+        "location_json": checked.location_json,
     }
-    if isinstance(answer, ReportAnswer):
-        return submit_report(answer=answer, **context)  # type: ignore[arg-type]
-    return submit_answer(answer=answer, **context)  # type: ignore[arg-type]
+    if isinstance(checked.answer, ReportAnswer):
+        return submit_report(answer=checked.answer, **context)  # type: ignore[arg-type]
+    return submit_answer(answer=checked.answer, **context)  # type: ignore[arg-type]
 
 
-def _location(values: FormValues, case: CaseView, idk: bool) -> str | None:
-    """The location step's answer (grounding studies): the marker or "no focal finding";
-    an "I don't know" answer carries none. Raises AnswerError for the form."""
-    config: ExamConfig | None = state.get("_config")
-    if config is None or not config.grounding or idk:
-        return None
-    return location_answer(
-        values.location,
-        case=case,
-        no_focal_finding=values.no_focal_finding,
-        required=config.grounding_required,
-    )
-
-
-def _submit(values: FormValues) -> None:
-    """The form's submit: store exactly what was on screen, then let the run move on."""
-    case = _checked(values, state.get("_case"))
-    if case is None:
-        return
-    report = is_report_case(case)
+def _submission(report: bool) -> tuple[CaseView, CheckedSubmission] | None:
+    """The panel's value, read and checked once; None (the form says why) when refused."""
+    exam.attempt += 1
+    config = exam.config
     try:
-        answer: Answer | ReportAnswer = (
-            validate_report(values.findings, values.impression, values.likert, values.idk)
-            if report
-            else validate_answer(values.diagnosis, values.likert, values.idk)
-        )
-        location = _location(values, case, answer.idk)
+        sub = read_submission(submitted_value())
     except AnswerError as exc:
         form_error(str(exc), exc.field)
+        return None
+    case = _checked(sub, exam.case)
+    if case is None or config is None:
+        return None
+    try:
+        checked = check_submission(
+            sub,
+            case,
+            report=report,
+            grounding=config.grounding,
+            grounding_required=config.grounding_required,
+        )
+    except AnswerError as exc:
+        form_error(str(exc), exc.field)
+        return None
+    return case, checked
+
+
+def _submit() -> None:
+    """The panel's submit: store exactly what was on screen, then let the run move on."""
+    current = exam.case
+    got = _submission(current is not None and is_report_case(current))
+    if got is None:
         return
-    result = _as_reader(
-        lambda session, reader: _store(session, reader, case, answer, values, location)
-    )
+    case, checked = got
+    result = _as_reader(lambda session, reader: _store(session, reader, case, checked))
     if result is None:
         return
     if result.duplicate:
-        state["_notice"] = (
+        exam.notice = (
             f"Your answer to {_case_label(case)} was already saved (in another tab?); "
             "that answer is kept."
         )
     else:
-        state["_notice"] = f"Saved your answer to {_case_label(case)}."
+        exam.notice = f"Saved your answer to {_case_label(case)}."
     if case.practice:
-        state["_feedback"] = case
-    state[FROM_SLOT_KEY] = case.slot + 1
-    state.pop("_case", None)
-    clear_form()
+        exam.feedback = case
+    exam.from_slot = case.slot + 1
+    exam.case = None
+    form_error(None)
 
 
 def _as_reader(store: Callable[[Session, Reader], T]) -> T | None:
@@ -239,95 +228,96 @@ def _as_reader(store: Callable[[Session, Reader], T]) -> T | None:
     return None
 
 
-def _revise(values: FormValues) -> None:
-    stored: StoredAnswer | None = state.get("_review_answer")
-    case = _checked(values, state.get("_case"))
-    if case is None or stored is None:
+def _revise() -> None:
+    stored = exam.review_answer
+    got = _submission(False)
+    config = exam.config
+    if got is None or stored is None or config is None:
         return
-    try:
-        answer = validate_answer(values.diagnosis, values.likert, values.idk)
-        location = _location(values, case, answer.idk)
-    except AnswerError as exc:
-        form_error(str(exc), exc.field)
-        return
+    case, checked = got
+    answer = checked.answer
+    assert not isinstance(answer, ReportAnswer)
     revised = _as_reader(
         lambda session, reader: revise_answer(
             session=session,
             reader=reader,
-            config=state["_config"],
+            config=config,
             case_public_id=case.public_id,
             answer=answer,
             seen_revision=stored.revision,
-            location_json=location,
+            location_json=checked.location_json,
         )
     )
     if revised is None:
         return
-    state["_notice"] = f"Your changed answer to case {case.slot + 1 - _practice()} is saved."
+    exam.notice = f"Your changed answer to case {case.slot + 1 - _practice()} is saved."
     _leave_review()
 
 
 def _practice() -> int:
-    summary: OrderSummary | None = state.get(ORDER_KEY)
-    return summary.practice if summary else 0
+    return exam.order.practice if exam.order else 0
 
 
 def _enter_review(slot: int, limit: int) -> None:
-    state["_review"] = slot
-    state["_review_limit"] = limit
+    exam.review = slot
+    exam.review_limit = limit
 
 
 def _leave_review() -> None:
-    for key in ("_review", "_review_limit", "_review_answer", "_case"):
-        state.pop(key, None)
-    clear_form()
+    exam.review = exam.review_limit = exam.review_answer = exam.case = None
+    form_error(None)
 
 
 def _continue() -> None:
-    state.pop("_feedback", None)
+    exam.feedback = None
 
 
 def _case_screen(
     case: CaseView, config: ExamConfig, review: bool, following: CaseView | None = None
 ) -> None:
-    install_exam_script()
-    left, right = st.columns(CASE_COLUMNS, gap="medium")
-    earlier: StoredAnswer | None = state.get("_review_answer") if review else None
-    marker, _ = parse_location_json(earlier.location_json if earlier else None)
-    with left:
-        show_case_images(
-            case,
-            windows=config.default_windows,
-            theme=config.theme,
-            grounding=config.grounding,
-            marker=marker,
-        )
-    with right:
-        if case.practice:
-            st.info("Practice case: not scored. The reference answer follows your answer.")
-        if case.history:
-            st.markdown("**Clinical history**")
-            show_text(case.history)
-        if not review and is_report_case(case):
-            report_form(case, config, _submit)
-            return
-        with answer_form_container(case.public_id):
-            answer_fields(likert_labels=config.likert_labels)
-            if config.grounding:
-                location_fields(required=config.grounding_required)
-            submit_button(
-                _revise if review else _submit,
-                submit_label="Save changed answer" if review else "Submit answer",
-            )
-    if following is not None:
-        prefetch_images(following, config.default_windows)
+    earlier = exam.review_answer if review else None
+    marker, no_focal = parse_location_json(earlier.location_json if earlier else None)
+    report = not review and is_report_case(case)
+    values = None
+    if earlier is not None:
+        values = {
+            "diagnosis": earlier.diagnosis or "",
+            "likert": earlier.likert,
+            "idk": earlier.idk,
+            "no_focal_finding": no_focal,
+        }
+    form = PanelForm(
+        mode="report" if report else "diagnosis",
+        submit_label="Save changed answer"
+        if review
+        else ("Submit report" if report else "Submit answer"),
+        likert_labels=config.likert_labels,
+        grounding_required=config.grounding_required,
+        form_key="review" if review else "exam",
+        values=values,
+        error=exam.form_error,
+        error_field=exam.form_error_field,
+        attempt=exam.attempt,
+    )
+    case_panel(
+        case,
+        form,
+        _revise if review else _submit,
+        windows=config.default_windows,
+        theme=config.theme,
+        grounding=config.grounding,
+        marker=marker,
+        history=case.history,
+        note="Practice case: not scored. The reference answer follows your answer."
+        if case.practice
+        else None,
+        following=following,
+    )
 
 
 def _database_down() -> None:
     """The database failed while drawing the page: keep the current case and its answer."""
-    case: CaseView | None = state.get("_case")
-    config: ExamConfig | None = state.get("_config")
-    summary: OrderSummary | None = state.get(ORDER_KEY)
+    case, config, summary = exam.case, exam.config, exam.order
     if case is None or config is None or summary is None:
         st.error(
             "The study's database is not answering right now. Nothing you submitted is "
@@ -335,7 +325,7 @@ def _database_down() -> None:
         )
         st.stop()
     assert case is not None and config is not None and summary is not None
-    if not state.get("_form_error"):
+    if not exam.form_error:
         form_error(DB_DOWN)
     exam_header(config.title, progress_at(case.slot, summary), pausable=False)
     _case_screen(case, config, review=False)
@@ -346,16 +336,16 @@ try:
     with db_session() as session:
         reader, study = load_reader(session, user)
         config = exam_config(study)
-        state["_config"] = config
+        exam.config = config
         summary = _order(session, reader)
         closed = study_closed_message(study.state)
-        feedback_case: CaseView | None = state.get("_feedback")
+        feedback_case = exam.feedback
         feedback = None
         if feedback_case is not None:
             feedback = practice_feedback(
                 session=session, reader=reader, case_public_id=feedback_case.public_id
             )
-        review_slot: int | None = state.get("_review") if config.allow_revisions else None
+        review_slot = exam.review if config.allow_revisions else None
         stored: StoredAnswer | None = None
         case: CaseView | None = None
         following: CaseView | None = None
@@ -375,13 +365,14 @@ try:
                 session=session,
                 reader=reader,
                 total=summary.total,
-                from_slot=int(state.get(FROM_SLOT_KEY, 0)),
+                from_slot=exam.from_slot,
             )
             case, following = ahead.case, ahead.following
 except DBAPIError:
     _database_down()
 
-if notice := state.pop("_notice", None):
+if notice := exam.notice:
+    exam.notice = None
     st.toast(notice, icon=":material/check_circle:" if notice.startswith("Saved") else None)
 
 if closed is not None:
@@ -402,19 +393,13 @@ if feedback is not None and feedback_case is not None:
     with right:
         practice_feedback_panel(feedback, config.likert_labels, _continue)
     st.stop()
-state.pop("_feedback", None)
+exam.feedback = None
 
 if review_slot is not None and case is not None and stored is not None:
-    limit = int(state.get("_review_limit", summary.total))
-    if state.get("_case") is None or state["_case"].public_id != case.public_id:
+    limit = exam.review_limit if exam.review_limit is not None else summary.total
+    if exam.case is None or exam.case.public_id != case.public_id:
         _start_case(case, config)
-        fill_form(
-            stored.diagnosis,
-            stored.likert,
-            stored.idk,
-            no_focal_finding=parse_location_json(stored.location_json)[1],
-        )
-        state["_review_answer"] = stored
+        exam.review_answer = stored
     exam_header(config.title, progress_at(case.slot, summary), pausable=False)
     st.warning(
         f"You are changing your earlier answer to case {case.slot + 1 - summary.practice}. "
@@ -456,7 +441,7 @@ if case is None:
     st.stop()
 
 assert case is not None
-if state.get("_case") is None or state["_case"].public_id != case.public_id:
+if exam.case is None or exam.case.public_id != case.public_id:
     _start_case(case, config)
 exam_header(config.title, progress_at(case.slot, summary), pausable=True)
 if summary.practice and case.slot == summary.practice:

@@ -6,9 +6,9 @@
 // endpoint, byte for byte; zoom and pan are a CSS transform (Panzoom) on them.
 //
 // What the reader did (slices visited, windows used, zoom, pan, fullscreen time)
-// is kept per case in this module; the exam page's script copies api.summary()
-// into a hidden field of the answer form just before a submit, so it travels
-// with the answer in the same message.
+// is kept per case in this module and in the tab's sessionStorage (so a reload
+// continues it); the case panel (panel.js) puts api.summary() into the one value
+// it sends with the answer.
 //
 // Image coordinates live in one place: clientToImage / imageToClient below
 // (stored-image pixels <-> viewport CSS pixels), exposed as
@@ -20,8 +20,12 @@
 // of the view, the arrows move it by one pixel (Shift: ten) and Delete clears it.
 // The marker is drawn over the image (never scaled with it) at imageToClient of
 // its point after every zoom, pan, resize and slice change. A reader's change is
-// announced as a "readerstudy:marker" event: the exam page's script keeps it in the
-// case's draft and sends it with the answer (ui/components/answer_form.py).
+// given to hooks.onMarker: the case panel keeps it in the case's draft and sends it
+// with the answer (panel.js).
+//
+// Two entry points: mountViewer(component, hooks) for the case panel, and the
+// viewer-only component (case_viewer.py appends its default export) for pages that
+// show images without an answer (practice feedback, adjudication).
 /* global Panzoom */
 
 const SUMMARIES = new Map(); // case id -> interaction record (survives remounts)
@@ -44,21 +48,58 @@ const MIN_SCALE = 0.5;
 const WHEEL_STEP_PX = 50;
 const WHEEL_ZOOM = 0.002; // zoom factor per wheel pixel, as an exponent // accumulated wheel delta per slice step (one mouse notch = 100)
 
+const RECORD_KEY = (caseId) => `rs.viewer.${caseId}`;
+
+// The record of a case: from memory, else from the tab's sessionStorage (a reload),
+// else new. Only plain values are kept, so a stored record is read as data.
 function record(caseId) {
   if (!SUMMARIES.has(caseId)) {
+    let old = null;
+    try {
+      old = JSON.parse(window.sessionStorage.getItem(RECORD_KEY(caseId)) || "null");
+    } catch {
+      old = null;
+    }
+    const o = old && typeof old === "object" ? old : {};
+    const num = (v, d) => (Number.isFinite(v) ? v : d);
     SUMMARIES.set(caseId, {
-      slices: new Set(),
-      windows: [],
-      zoom: false,
-      pan: false,
-      one: false,
-      maxZoom: 1,
-      fsMs: 0,
+      slices: new Set(Array.isArray(o.slices) ? o.slices.filter(Number.isInteger) : []),
+      windows: Array.isArray(o.windows) ? o.windows.filter((w) => typeof w === "string") : [],
+      zoom: o.zoom === true,
+      pan: o.pan === true,
+      one: o.one === true,
+      maxZoom: num(o.maxZoom, 1),
+      fsMs: num(o.fsMs, 0),
       fsSince: null,
-      thumbs: 0,
+      thumbs: num(o.thumbs, 0),
     });
   }
   return SUMMARIES.get(caseId);
+}
+
+// Keep the record in the tab (pagehide, a hidden tab, a submit): a reload continues it.
+export function keepRecord(caseId) {
+  const r = SUMMARIES.get(caseId);
+  if (!r) return;
+  const fs = r.fsMs + (r.fsSince === null ? 0 : performance.now() - r.fsSince);
+  const plain = {
+    slices: [...r.slices], windows: r.windows, zoom: r.zoom, pan: r.pan, one: r.one,
+    maxZoom: r.maxZoom, fsMs: fs, thumbs: r.thumbs,
+  };
+  try {
+    window.sessionStorage.setItem(RECORD_KEY(caseId), JSON.stringify(plain));
+  } catch {
+    // storage full or off: the record lives on in memory
+  }
+}
+
+export function forgetRecord(caseId) {
+  SUMMARIES.delete(caseId);
+  try {
+    window.sessionStorage.removeItem(RECORD_KEY(caseId));
+  } catch {
+    // nothing kept
+  }
 }
 
 function summary(caseId) {
@@ -107,8 +148,9 @@ function typing(event) {
   return Boolean(t.closest("input, textarea, select, [contenteditable=''], [contenteditable=true]"));
 }
 
-export default function (component) {
-  const { data, parentElement } = component;
+export function mountViewer(component, hooks = {}) {
+  const { data } = component;
+  const parentElement = hooks.host || component.parentElement;
   INSTANCES.get(parentElement)?.();
   const caseId = data.case;
   const windows = data.windows;
@@ -258,20 +300,11 @@ export default function (component) {
 
   // --- the marker (location step) ---------------------------------------------
   const stripMarks = data.kind === "strip";
-  // A new page (a reload) starts with no marker in memory: take the one the exam
-  // page's script keeps in this case's draft (answer_form.py, "rs.draft.<case>"), or
-  // the stored answer's when an earlier answer is being changed. Keyed by this case,
-  // so another case's draft can never land here.
-  function draftMarker() {
-    try {
-      const d = JSON.parse(window.sessionStorage.getItem(`rs.draft.${caseId}`) || "null");
-      return d && d.marker ? d.marker : null;
-    } catch {
-      return null;
-    }
-  }
+  // A new page (a reload) starts with no marker in memory: take the one the case
+  // panel keeps in this case's draft (hooks.marker), or the stored answer's when an
+  // earlier answer is being changed.
   if (grounding && !MARKERS.has(caseId)) {
-    const m = data.marker || draftMarker();
+    const m = data.marker || hooks.marker || null;
     if (m && Number.isFinite(m.x) && Number.isFinite(m.y)) {
       MARKERS.set(caseId, { x: m.x, y: m.y, slice: stripMarks ? m.slice : null });
     }
@@ -327,11 +360,7 @@ export default function (component) {
       MARKERS.delete(caseId);
     }
     drawMarker();
-    if (reader) {
-      document.dispatchEvent(
-        new CustomEvent("readerstudy:marker", { detail: { case: caseId, marker: marker() } }),
-      );
-    }
+    if (reader && hooks.onMarker) hooks.onMarker(marker());
   }
 
   function markAt(clientX, clientY) {
@@ -357,6 +386,9 @@ export default function (component) {
     "pointerdown",
     (event) => {
       press = event.isPrimary && event.button === 0 ? { x: event.clientX, y: event.clientY } : null;
+      // a press on the image gives the viewer the keys (a new case opens with the focus
+      // in the answer's first field)
+      if (event.isPrimary) stage.focus({ preventScroll: true });
     },
     true,
   );
@@ -529,12 +561,12 @@ export default function (component) {
     requestAnimationFrame(layout);
   }
 
-  // The record goes to Python inside the answer form: the exam page's script
-  // writes api.summary() into a hidden form field just before a submit
-  // (ui/components/answer_form.py), so it travels with the answer itself.
+  // The record goes to Python in the case panel's one submit value (panel.js).
+  const keep = () => keepRecord(caseId);
 
   document.addEventListener("keydown", onKey);
   document.addEventListener("fullscreenchange", onFullscreen);
+  window.addEventListener("pagehide", keep);
   window.addEventListener("resize", layout);
   // the stage fills the viewport below its own top: lay out again whenever the page
   // around it changes size (content above it can move it without resizing it)
@@ -581,6 +613,7 @@ export default function (component) {
     if (INSTANCES.get(parentElement) === cleanup) INSTANCES.delete(parentElement);
     document.removeEventListener("keydown", onKey);
     document.removeEventListener("fullscreenchange", onFullscreen);
+    window.removeEventListener("pagehide", keep);
     window.removeEventListener("resize", layout);
     observer.disconnect();
     clearTimeout(settle);
@@ -589,10 +622,12 @@ export default function (component) {
       rec.fsMs += performance.now() - rec.fsSince;
       rec.fsSince = null;
     }
+    if (SUMMARIES.has(caseId)) keep();
     panzoom.destroy();
     if (window.readerstudyViewer === api) delete window.readerstudyViewer;
     root.remove();
   }
   INSTANCES.set(parentElement, cleanup);
-  return cleanup;
+  api.cleanup = cleanup;
+  return api;
 }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ from reader_app.assets import store_asset
 from reader_app.exam.next_case import CaseView, ImageView
 from reader_app.settings import Settings, load_settings
 from tests.factories import phantom_png
-from tests.reader_app.ui.helpers import field, images, viewer_data
+from tests.reader_app.ui.helpers import images, panel_data, panel_submit, viewer_data
 
 
 @pytest.fixture
@@ -37,65 +36,40 @@ def _case(asset_dir: Path, kind: str, windows: tuple[str, ...], n: int) -> CaseV
     return CaseView("cpublic", kind, False, None, 0, 1, tuple(images))
 
 
-def _form_app() -> None:
+def _panel_app(case: object) -> None:
     import streamlit as st
 
-    from reader_app.ui.components.answer_form import FormValues, answer_form, clear_form
+    from reader_app.ui.components.case_panel import PanelForm, case_panel, submitted_value
 
-    def on_submit(values: FormValues) -> None:
-        st.session_state["submitted"] = (
-            values.diagnosis,
-            values.likert,
-            values.idk,
-            values.case_token,
-        )
-        if st.session_state.get("next_case_after_submit"):
-            st.session_state["case"] = "c456"
-            clear_form()
+    def on_submit() -> None:
+        st.session_state["submitted"] = submitted_value()
 
-    case = st.session_state.setdefault("case", "c123")
-    answer_form(on_submit, case_public_id=case, likert_labels=["g", "u", "m", "c", "s"])
+    form = PanelForm(likert_labels=["g", "u", "m", "c", "s"])
+    case_panel(case, form, on_submit, grounding=True)  # type: ignore[arg-type]
 
 
-def test_answer_form_keys_labels_idk_and_token() -> None:
-    at = AppTest.from_function(_form_app, default_timeout=30).run()
-    assert {w.key for w in at.text_input} == {
-        "diagnosis__0",
-        "case_token__0",
-        "active_ms__0",
-        "viewer_interaction__0",
-        "location__0",  # the location step's marker (grounding studies), filled by the script
-    }
-    assert field(at.text_input, "case_token").value == "c123"
-    assert field(at.radio, "likert").value is None  # nothing pre-selected
-    assert field(at.radio, "likert").options == ["0 · g", "1 · u", "2 · m", "3 · c", "4 · s"]
-    field(at.text_input, "diagnosis").set_value("Osteoma")
-    field(at.radio, "likert").set_value(4)
-    field(at.button, "submit").click().run()
-    assert at.session_state["submitted"] == ("Osteoma", 4, False, "c123")
-    # a form: the fields keep what is on screen and travel together with the submit
-    field(at.checkbox, "idk").check()
-    field(at.button, "submit").click().run()
-    assert at.session_state["submitted"] == ("Osteoma", 4, True, "c123")
-
-
-def test_a_new_case_gets_new_widgets_and_a_submit_is_read_from_its_own_drawing() -> None:
-    """The next case's form is a new drawing: new widget keys (nothing the browser holds for
-    the old ones can ride along), empty, and its submit is bound to the new case."""
-    at = AppTest.from_function(_form_app, default_timeout=30)
-    at.session_state["next_case_after_submit"] = True
-    at.run()
-    field(at.text_input, "diagnosis").set_value("Osteoma")
-    field(at.radio, "likert").set_value(4)
-    field(at.button, "submit").click().run()
-    assert at.session_state["submitted"] == ("Osteoma", 4, False, "c123")
-    assert {w.key for w in at.radio} == {"likert__1"}
-    assert field(at.text_input, "case_token").value == "c456"
-    assert (field(at.text_input, "diagnosis").value, field(at.radio, "likert").value) == ("", None)
-    field(at.checkbox, "idk").check()
-    field(at.button, "submit").click().run()
-    assert at.session_state["submitted"] == ("", None, True, "c456")
-    assert {w.key for w in at.checkbox} == {"idk__2"}
+def test_the_case_panel_is_one_element_whose_one_value_reaches_the_callback(
+    fresh_caches: Settings,
+) -> None:
+    case = _case(fresh_caches.asset_dir, "spot", ("lung",), 1)
+    at = AppTest.from_function(_panel_app, args=(case,), default_timeout=30).run()
+    assert not at.exception
+    assert [e.key for e in at.get("bidi_component")] == ["panel"]  # viewer and form in one
+    assert not at.text_input and not at.radio and not at.button  # no Streamlit widgets
+    data = panel_data(at)
+    assert data["case"] == "cpublic" and data["viewer"]["case"] == "cpublic"
+    assert data["viewer"]["grounding"] is True
+    assert data["form"]["likert_labels"] == ["g", "u", "m", "c", "s"]
+    assert data["form"]["submit_label"] == "Submit answer" and data["form"]["values"] is None
+    marker = {"x": 10.5, "y": 3, "slice": None}
+    panel_submit(at, diagnosis="Osteoma", likert=4, marker=marker)
+    sent = at.session_state["submitted"]
+    assert (sent["case"], sent["diagnosis"], sent["likert"], sent["marker"]) == (
+        "cpublic",
+        "Osteoma",
+        4,
+        marker,
+    )
 
 
 def _viewer_app(case: object, windows: tuple[str, ...] = ()) -> None:
@@ -150,32 +124,6 @@ def test_spot_with_several_images_steps_like_a_stack(fresh_caches: Settings) -> 
     assert data["help"].startswith("Arrow keys: images")
 
 
-def test_clean_interaction_keeps_known_fields_of_the_right_type() -> None:
-    from reader_app.ui.components.case_viewer import clean_interaction
-
-    raw = {
-        "case": "c1",
-        "slices_visited": [3, 1, 3, "x", -2, 2.0],
-        "windows_used": ["lung", 7, "bone"],
-        "zoom_used": True,
-        "pan_used": "yes",  # not a boolean: treated as not used
-        "max_zoom": 2.456,
-        "thumbnail_clicks": 2,
-        "fullscreen_s": -4,
-        "extra": "dropped",
-    }
-    assert clean_interaction(raw) == {
-        "slices_visited": [1, 2, 3],
-        "windows_used": ["lung", "bone"],
-        "zoom_used": True,
-        "pan_used": False,
-        "one_to_one_used": False,
-        "max_zoom": 2.46,
-        "thumbnail_clicks": 2,
-        "fullscreen_s": 0.0,
-    }
-
-
 def _header_app(paused: bool) -> None:
     import streamlit as st
 
@@ -196,7 +144,7 @@ def test_header_pause_and_resume() -> None:
     at.button(key="pause").click().run()
     assert "Paused" in at.info[0].value
     at.button(key="resume").click().run()
-    assert at.session_state["_paused_s"] >= 0.0
+    assert at.session_state["_exam"].paused_s >= 0.0
     assert at.get("progress")
     at.button(key="pause").click().run()
     at.button(key="sign_out").click().run()
@@ -267,13 +215,3 @@ def test_sign_in_panel_messages() -> None:
     assert "signed out" in at.run().success[0].value
     at.session_state["_auth_error"] = "This sign-in link has been revoked."
     assert "revoked" in at.run().error[0].value
-
-
-def test_the_exam_script_survives_the_html_sanitiser() -> None:
-    """st.html passes its body through DOMPurify, which silently drops a <script> whose text
-    looks like markup (a comment saying "<name>" was enough): drafts, active time and
-    Ctrl+Enter would all be gone without an error."""
-    from reader_app.ui.components.answer_form import EXAM_SCRIPT
-
-    body = EXAM_SCRIPT.split("<script>", 1)[1].rsplit("</script>", 1)[0]
-    assert not re.findall(r"<[A-Za-z/!?].{0,20}", body)

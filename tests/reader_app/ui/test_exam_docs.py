@@ -6,7 +6,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from reader_app.exam.config import ExamConfig
-from reader_app.ui.components.answer_form import SUBMIT_SHORTCUT
+from reader_app.ui.components.case_panel import SUBMIT_SHORTCUT
 
 DOC = (Path(__file__).resolve().parents[3] / "docs" / "exam.md").read_text()
 

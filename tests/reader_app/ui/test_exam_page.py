@@ -17,8 +17,11 @@ from tests.factories import make_reader, make_study
 from tests.reader_app.ui.helpers import (
     answer,
     answer_idk,
-    field,
+    has_panel,
     images,
+    panel_data,
+    panel_error,
+    panel_submit,
     progress_text,
     responses,
     texts,
@@ -33,14 +36,14 @@ def test_sign_in_required(app_for: App) -> None:
     at = app_for("")
     assert not at.exception
     assert "sign-in link" in at.info[0].value
-    assert not at.text_input
+    assert not has_panel(at)
 
 
 def test_forged_token_is_refused(app_for: App, session: Session, settings: Settings) -> None:
     make_study(session, settings.asset_dir, n_cases=1)
     at = app_for("not-a-real-token")
     assert "not valid" in at.error[0].value
-    assert not at.text_input
+    assert not has_panel(at)
 
 
 def test_revoked_link_is_refused_at_once_even_mid_session(
@@ -54,7 +57,7 @@ def test_revoked_link_is_refused_at_once_even_mid_session(
     session.commit()
     answer(at, "Too late", 2)  # the open session is refused at its next click
     assert responses(session) == []
-    assert any("revoked" in e.value for e in at.error)
+    assert "revoked" in panel_error(at) or any("revoked" in e.value for e in at.error)
     assert "revoked" in app_for(invite.token).error[0].value  # and the link on a reload
 
 
@@ -93,20 +96,17 @@ def test_answer_then_idk_then_finish(app_for: App, session: Session, settings: S
     invite = make_reader(session, study, ready=True)
     at = app_for(invite.token)
     assert not at.exception
-    assert field(at.text_input, "diagnosis").value == ""
+    assert panel_data(at)["form"]["values"] is None  # nothing pre-filled
     assert progress_text(at) == "Case 1 of 2"
 
     # validation: a diagnosis without confidence is refused, nothing stored
-    field(at.text_input, "diagnosis").set_value("  Osteoid osteoma ")
-    field(at.button, "submit").click().run()
-    assert "confidence" in at.error[0].value
+    panel_submit(at, diagnosis="  Osteoid osteoma ")
+    assert "confidence" in panel_error(at)
     assert responses(session) == []
 
-    field(at.radio, "likert").set_value(3)
-    field(at.button, "submit").click().run()
+    panel_submit(at, diagnosis="  Osteoid osteoma ", likert=3)
     assert progress_text(at) == "Case 2 of 2"
-    assert field(at.text_input, "diagnosis").value == ""  # cleared for the next case
-    assert field(at.radio, "likert").value is None
+    assert panel_error(at) == "" and panel_data(at)["form"]["values"] is None
 
     answer_idk(at)
     assert "finished" in at.success[0].value
@@ -124,18 +124,45 @@ def test_answer_then_idk_then_finish(app_for: App, session: Session, settings: S
 def test_validation_messages(app_for: App, session: Session, settings: Settings) -> None:
     study = make_study(session, settings.asset_dir, n_cases=1)
     at = app_for(make_reader(session, study, ready=True).token)
-    field(at.button, "submit").click().run()
-    assert "Enter a diagnosis" in at.error[0].value
-    field(at.text_input, "diagnosis").set_value("   ").run()
-    field(at.radio, "likert").set_value(2)
-    field(at.button, "submit").click().run()
-    assert "Enter a diagnosis" in at.error[0].value
+    panel_submit(at)
+    assert "Enter a diagnosis" in panel_error(at)
+    panel_submit(at, diagnosis="   ", likert=2)
+    assert "Enter a diagnosis" in panel_error(at)
     assert responses(session) == []
-    # the box itself stops at 300 characters (the service refuses more: test_exam_flow)
-    assert field(at.text_input, "diagnosis").proto.max_chars == 300
-    field(at.text_input, "diagnosis").set_value("x" * 301)
-    field(at.button, "submit").click().run()
+    # the box itself stops at 300 characters, and the service refuses more
+    assert panel_data(at)["form"]["max_chars"] == 300
+    panel_submit(at, diagnosis="x" * 301, likert=2)
+    assert "300 characters" in panel_error(at)
+    panel_submit(at, diagnosis="x" * 300, likert=2)
     assert [len(r.diagnosis or "") for r in responses(session)] == [300]
+
+
+def test_a_hostile_submit_value_is_refused_with_a_message_and_nothing_stored(
+    app_for: App, session: Session, settings: Settings
+) -> None:
+    """Issue 32 item 13: a NaN or a 400-digit integer in the marker or the viewer record
+    is a clear refusal, never an OverflowError, never stored."""
+    study = make_study(session, settings.asset_dir, n_cases=1, config={"grounding": True})
+    at = app_for(make_reader(session, study, ready=True).token)
+    huge = 10**400
+    for bad in (
+        {"marker": {"x": huge, "y": 3, "slice": None}},
+        {"marker": {"x": float("nan"), "y": 3, "slice": None}},
+        {"record": {"max_zoom": float("nan")}},
+        {"record": {"fullscreen_s": huge}},
+        {"record": {"slices_visited": [1, huge]}},
+        {"active_ms": float("inf")},
+    ):
+        panel_submit(at, diagnosis="Nodule", likert=2, **bad)
+        assert not at.exception, bad
+        assert "not a finite number" in panel_error(at), bad
+    for bad_value in ("not a mapping", {"case": 7}, {"likert": "3"}):
+        panel_submit(at, bad_value)
+        assert not at.exception
+        assert panel_error(at), bad_value
+    assert responses(session) == []
+    panel_submit(at, diagnosis="Nodule", likert=2, no_focal_finding=True)
+    assert [r.diagnosis for r in responses(session)] == ["Nodule"]
 
 
 def test_idk_ticked_is_the_answer_and_can_be_undone(
@@ -143,14 +170,8 @@ def test_idk_ticked_is_the_answer_and_can_be_undone(
 ) -> None:
     study = make_study(session, settings.asset_dir, n_cases=2)
     at = app_for(make_reader(session, study, ready=True).token)
-    field(at.text_input, "diagnosis").set_value("half typed")
-    field(at.radio, "likert").set_value(1)
-    field(at.checkbox, "idk").check()
-    field(at.checkbox, "idk").uncheck()  # changed my mind: the typed answer counts
-    field(at.button, "submit").click().run()
-    field(at.text_input, "diagnosis").set_value("typed, then I don't know")
-    field(at.checkbox, "idk").check()
-    field(at.button, "submit").click().run()
+    panel_submit(at, diagnosis="half typed", likert=1, idk=False)  # ticked, then unticked
+    panel_submit(at, diagnosis="typed, then I don't know", idk=True)
     rows = responses(session)
     assert [(r.diagnosis, r.likert, r.idk) for r in rows] == [
         ("half typed", 1, False),
@@ -161,7 +182,8 @@ def test_idk_ticked_is_the_answer_and_can_be_undone(
 def test_keyboard_shortcut_on_submit(app_for: App, session: Session, settings: Settings) -> None:
     study = make_study(session, settings.asset_dir, n_cases=1)
     at = app_for(make_reader(session, study, ready=True).token)
-    assert field(at.button, "submit").proto.shortcut == "ctrl+enter"
+    # the panel itself takes Ctrl+Enter (ui/static/panel.js); its label names the submit
+    assert panel_data(at)["form"]["submit_label"] == "Submit answer"
 
 
 def test_practice_shows_the_reference_only_after_the_answer(
@@ -170,13 +192,13 @@ def test_practice_shows_the_reference_only_after_the_answer(
     study = make_study(session, settings.asset_dir, n_cases=2, n_practice=1)
     at = app_for(make_reader(session, study, ready=True).token)
     assert progress_text(at) == "Practice 1 of 1"
-    assert "Practice case" in at.info[0].value
+    assert "Practice case" in panel_data(at)["note"]
     assert "Diagnosis number 0" not in texts(at)
     answer(at, "My practice guess", 1)
     assert "Diagnosis number 0" in at.success[0].value
     assert "dx0" in texts(at)
     assert "My practice guess" in texts(at)
-    assert not any(t.key == "diagnosis" for t in at.text_input)
+    assert not has_panel(at)
     at.button(key="continue").click().run()
     assert progress_text(at) == "Case 1 of 2"
     assert any("Practice is over" in i.value for i in at.info)
@@ -228,7 +250,7 @@ def test_spot_viewer_windows_and_the_light_study_theme(
     data = viewer_data(at)
     assert [w["label"] for w in data["windows"]] == ["Lung", "Bone"]
     assert data["theme"] == "light"
-    assert "Clinical history" in texts(at) and "Adult, cough" in texts(at)
+    assert panel_data(at)["history"] == "Adult, cough" or "Adult, cough" in texts(at)
     answer(at, "Fracture", 3)
     assert responses(session)[0].diagnosis == "Fracture"
 
@@ -240,15 +262,13 @@ def test_pause_hides_the_case_and_resume_brings_it_back(
     at = app_for(make_reader(session, study, ready=True).token)
     at.button(key="pause").click().run()
     assert "Paused" in at.info[0].value
-    assert not viewer_images(at) and not any(t.key == "diagnosis" for t in at.text_input)
+    assert not viewer_images(at) and not has_panel(at)
     at.button(key="resume").click().run()
     assert progress_text(at) == "Case 1 of 2"
-    # the typed draft comes back from the browser tab (a form sends nothing before its
-    # submit): tests/e2e/test_exam_form_browser.py checks that in Chromium
-    assert field(at.radio, "likert").value is None  # never a pre-selected confidence
-    field(at.text_input, "diagnosis").set_value("after the pause")
-    field(at.radio, "likert").set_value(2)
-    field(at.button, "submit").click().run()
+    # the typed draft comes back from the panel's own memory of the tab:
+    # tests/e2e/test_exam_form_browser.py checks that in Chromium
+    assert panel_data(at)["form"]["values"] is None  # never a pre-selected confidence
+    panel_submit(at, diagnosis="after the pause", likert=2)
     meta = json.loads(responses(session)[0].meta_json)
     assert meta["paused_s"] >= 0.0
 
@@ -279,7 +299,7 @@ def test_locked_and_closed_studies_say_so_and_hide_the_form(
         session.commit()
         at = app_for(invite.token)
         assert words in at.warning[0].value
-        assert not any(t.key == "diagnosis" for t in at.text_input)
+        assert not has_panel(at)
 
 
 def test_answer_in_a_study_closed_meanwhile_is_refused_with_a_message(
@@ -292,7 +312,7 @@ def test_answer_in_a_study_closed_meanwhile_is_refused_with_a_message(
     session.commit()
     answer(at, "Too late", 2)
     assert responses(session) == []
-    assert any("closed" in w.value for w in [*at.warning, *at.error])
+    assert any("closed" in w.value for w in at.warning) or "closed" in panel_error(at)
 
 
 def test_no_going_back_unless_the_study_allows_revisions(
@@ -312,20 +332,19 @@ def test_revising_an_earlier_answer_keeps_the_old_one(
     answer(at, "First thought", 1)
     at.button(key="back").click().run()
     assert "changing your earlier answer to case 1" in at.warning[0].value
-    assert field(at.text_input, "diagnosis").value == "First thought"  # filled in
-    assert field(at.radio, "likert").value == 1
-    field(at.text_input, "diagnosis").set_value("Second thought")
-    field(at.radio, "likert").set_value(0)  # the lowest confidence is a value, not "none"
-    field(at.button, "submit").click().run()
+    values = panel_data(at)["form"]["values"]
+    assert (values["diagnosis"], values["likert"]) == ("First thought", 1)  # filled in
+    assert panel_data(at)["form"]["submit_label"] == "Save changed answer"
+    # the lowest confidence is a value, not "none"
+    panel_submit(at, diagnosis="Second thought", likert=0)
     assert progress_text(at) == "Case 2 of 2"  # back at the current case
     answer_idk(at)
     # from the finish page: review, change to IDK
     at.button(key="back").click().run()
     at.button(key="back").click().run()  # earlier: case 1
-    assert field(at.text_input, "diagnosis").value == "Second thought"
-    assert field(at.radio, "likert").value == 0
-    field(at.checkbox, "idk").check()
-    field(at.button, "submit").click().run()
+    values = panel_data(at)["form"]["values"]
+    assert (values["diagnosis"], values["likert"]) == ("Second thought", 0)
+    panel_submit(at, diagnosis="Second thought", likert=0, idk=True)
     assert "finished" in at.success[0].value
     first = responses(session)[0]
     assert (first.diagnosis, first.idk, first.revision) == (None, True, 2)
@@ -337,33 +356,23 @@ def test_revising_an_earlier_answer_keeps_the_old_one(
     assert session.exec(select(func.count()).select_from(ResponseRevision)).one() == 2
 
 
-def test_each_case_gets_a_new_drawing_of_the_form(
+def test_a_submit_for_a_case_already_stored_is_said_and_never_stored_on_the_next(
     app_for: App, session: Session, settings: Settings
 ) -> None:
-    """The next case's form holds new widgets, empty: a browser that still holds the previous
-    case's values (a submit the instant the case appears) cannot send them for this case.
-    The browser side, a double click's second submit and an answer given in the same
-    instant, is tests/e2e/test_exam_form_browser.py."""
+    """The panel's value names the case it was drawn for: a second submit from a panel
+    drawn for a stored case (a double click, a stale tab) is said, never stored on the
+    next case. The browser side is tests/e2e/test_exam_form_browser.py."""
     study = make_study(session, settings.asset_dir, n_cases=3)
     at = app_for(make_reader(session, study, ready=True).token)
-    first = field(at.text_input, "diagnosis").key
-    first_token = field(at.text_input, "case_token").value
+    first = panel_data(at)["case"]
     answer(at, "Pneumothorax", 4)
     assert progress_text(at) == "Case 2 of 3"
-    assert field(at.text_input, "diagnosis").key != first
-    assert field(at.text_input, "case_token").value != first_token
-    assert (field(at.text_input, "diagnosis").value, field(at.radio, "likert").value) == ("", None)
-    assert len(responses(session)) == 1
-    # past drawings leave nothing behind in the session: only the drawn form's fields
-    answer(at, "Pleural effusion", 2)
-    drawn = field(at.text_input, "diagnosis").key.rsplit("__", 1)[1]
-    left = [
-        f"{name}__{n}"
-        for n in range(int(drawn))
-        for name in ("diagnosis", "likert", "idk", "no_focal_finding")
-        if f"{name}__{n}" in at.session_state
-    ]
-    assert left == []
+    assert panel_data(at)["case"] != first
+    stale = {"case": first, "diagnosis": "Pneumothorax", "likert": 4, "idk": False}
+    panel_submit(at, stale)
+    assert any("already saved" in t.proto.body for t in at.get("toast"))  # type: ignore[attr-defined]
+    assert progress_text(at) == "Case 2 of 3"
+    assert [r.diagnosis for r in responses(session)] == ["Pneumothorax"]
 
 
 def test_reader_without_profile_is_onboarded_first(
@@ -372,7 +381,7 @@ def test_reader_without_profile_is_onboarded_first(
     study = make_study(session, settings.asset_dir, n_cases=1, config={"consent": "Agree?"})
     at = app_for(make_reader(session, study).token)
     assert any(b.key == "consent_agree" for b in at.button)
-    assert not any(t.key == "diagnosis" for t in at.text_input)
+    assert not has_panel(at)
 
 
 def test_query_count_per_case_is_constant(
@@ -388,3 +397,32 @@ def test_query_count_per_case_is_constant(
         answer(at, "Same answer", 2)
     assert len(set(counts)) == 1, counts
     assert counts[0] == 4  # reader, study, next case, its images (docs/exam.md)
+
+
+def test_a_refused_sign_in_clears_the_previous_readers_exam_state(
+    app_for: App, session: Session, settings: Settings
+) -> None:
+    """Issue 32 item 14: a refused link in the same browser session leaves nothing of the
+    previous reader's exam (case, order, form) for whoever signs in next."""
+    study = make_study(session, settings.asset_dir, n_cases=3)
+    first = make_reader(session, study, "R01", ready=True)
+    second = make_reader(session, study, "R02", ready=True)
+    at = app_for(first.token)
+    answer(at, "R01 answer", 2)
+    assert progress_text(at) == "Case 2 of 3"
+    exam = at.session_state["_exam"]  # the exam's one typed state object
+    assert exam.case is not None and exam.order is not None
+    at.query_params["token"] = "not-a-real-token"
+    at.run()
+    assert "not valid" in at.error[0].value
+    for key in ("_exam", "_signed_in", "_answer_modes"):
+        assert key not in at.session_state, key
+    at.query_params["token"] = second.token
+    at.run()
+    assert progress_text(at) == "Case 1 of 3"  # R02's own first case, not R01's second
+    answer(at, "R02 answer", 3)
+    rows = responses(session)
+    assert [(r.reader_id, r.diagnosis) for r in rows] == [
+        (first.reader.id, "R01 answer"),
+        (second.reader.id, "R02 answer"),
+    ]

@@ -1,0 +1,182 @@
+"""One submitted answer, as the case panel sent it, checked once.
+
+The case panel (``ui/static/panel.js``) sends ONE value per submit, built from
+what is on screen at that moment::
+
+    {"case": "<public id>", "form_key": "...", "diagnosis": "...", "findings": "...",
+     "impression": "...", "likert": 0-4 | null, "idk": bool, "no_focal_finding": bool,
+     "marker": {"x", "y", "slice"} | null, "record": {...viewer record...},
+     "active_ms": int}
+
+Everything in it is input. :func:`read_submission` turns it into a typed
+:class:`Submission` (wrong types are a clear :class:`AnswerError`, never an
+exception from deep inside); :func:`check_submission` applies the exam's rules
+(the diagnosis or report rules, the confidence rule, the location on the image)
+and returns what one store call needs. Numbers must be finite and of a sane
+size: a NaN or a 400-digit integer in the marker or the viewer record is
+refused with a message, never stored and never an ``OverflowError``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from reader_app.exam.location import location_answer
+from reader_app.exam.next_case import CaseView
+from reader_app.exam.submit import Answer, AnswerError, validate_answer
+from reader_app.reports.answers import ReportAnswer, validate_report
+
+MAX_TEXT_CHARS = 20_000  # longer than any field allows: a value past it is not the panel's
+MAX_NUMBER = 1e9  # past any coordinate, zoom, count or duration the viewer records
+NOT_SENT = "The answer did not arrive as the page sends it; please submit again."
+BAD_NUMBER = "The {where} sent with the answer is not a finite number; please submit again."
+
+
+@dataclass(frozen=True)
+class Submission:
+    """The panel's value, typed (nothing checked against the exam's rules yet)."""
+
+    case_token: str
+    form_key: str
+    diagnosis: str | None
+    findings: str
+    impression: str
+    likert: int | None
+    idk: bool
+    no_focal_finding: bool
+    marker: Mapping[str, Any] | None
+    record: dict[str, Any] | None
+    active_ms: int | None
+
+
+@dataclass(frozen=True)
+class CheckedSubmission:
+    """What the one store call needs: the answer, its location and the viewer record."""
+
+    answer: Answer | ReportAnswer
+    location_json: str | None
+    interaction: dict[str, Any] | None
+    active_ms: int | None
+
+
+def _text(raw: Mapping[str, Any], key: str) -> str:
+    value = raw.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str) or len(value) > MAX_TEXT_CHARS:
+        raise AnswerError(NOT_SENT)
+    return value
+
+
+def finite(value: object, where: str) -> float:
+    """``value`` as a float when it is a finite number of a sane size, else AnswerError."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise AnswerError(BAD_NUMBER.format(where=where))
+    if isinstance(value, int):
+        if abs(value) > MAX_NUMBER:
+            raise AnswerError(BAD_NUMBER.format(where=where))
+        return float(value)
+    if not math.isfinite(value) or abs(value) > MAX_NUMBER:
+        raise AnswerError(BAD_NUMBER.format(where=where))
+    return value
+
+
+def read_submission(raw: object) -> Submission:
+    """The panel's value as a :class:`Submission`; AnswerError when it is not one."""
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("case"), str):
+        raise AnswerError(NOT_SENT)
+    likert = raw.get("likert")
+    if likert is not None and (isinstance(likert, bool) or not isinstance(likert, int)):
+        raise AnswerError("Confidence must be a whole number from 0 to 4.", field="likert")
+    marker = raw.get("marker")
+    if marker is not None:
+        if not isinstance(marker, Mapping):
+            raise AnswerError(NOT_SENT)
+        for axis in ("x", "y"):
+            finite(marker.get(axis), f"marker's {axis}")
+    record = raw.get("record")
+    if record is not None and not isinstance(record, Mapping):
+        raise AnswerError(NOT_SENT)
+    active = raw.get("active_ms")
+    active_ms = None if active is None else round(finite(active, "active time"))
+    diagnosis = raw.get("diagnosis")
+    return Submission(
+        case_token=str(raw["case"]),
+        form_key=str(raw.get("form_key") or ""),
+        diagnosis=_text(raw, "diagnosis") if diagnosis is not None else None,
+        findings=_text(raw, "findings"),
+        impression=_text(raw, "impression"),
+        likert=likert,
+        idk=raw.get("idk") is True,
+        no_focal_finding=raw.get("no_focal_finding") is True,
+        marker=marker,
+        record=None if record is None else clean_interaction(record),
+        active_ms=active_ms,
+    )
+
+
+def check_submission(
+    sub: Submission,
+    case: CaseView,
+    *,
+    report: bool,
+    grounding: bool,
+    grounding_required: bool,
+) -> CheckedSubmission:
+    """The exam's rules on one submission, in the order the reader fixes them."""
+    answer: Answer | ReportAnswer = (
+        validate_report(sub.findings, sub.impression, sub.likert, sub.idk)
+        if report
+        else validate_answer(sub.diagnosis, sub.likert, sub.idk)
+    )
+    location = None
+    if grounding and not answer.idk:  # an "I don't know" answer carries no location
+        location = location_answer(
+            sub.marker,
+            case=case,
+            no_focal_finding=sub.no_focal_finding,
+            required=grounding_required,
+        )
+    return CheckedSubmission(
+        answer=answer, location_json=location, interaction=sub.record, active_ms=sub.active_ms
+    )
+
+
+def clean_interaction(raw: Mapping[str, object]) -> dict[str, Any]:
+    """The viewer's record, reduced to known fields of the right types (it is input):
+    ``slices_visited``, ``windows_used``, ``zoom_used``, ``pan_used``,
+    ``one_to_one_used``, ``max_zoom``, ``thumbnail_clicks``, ``fullscreen_s``. A number
+    that is not finite (NaN, a 400-digit integer) is refused (AnswerError)."""
+
+    def ints(v: object) -> list[int]:
+        items = v if isinstance(v, list) else []
+        out = set()
+        for x in items[:10_000]:
+            if isinstance(x, int | float) and not isinstance(x, bool):
+                value = finite(x, "viewer record")
+                if 0 < value < 10_000 and value == int(value):
+                    out.add(int(value))
+        return sorted(out)
+
+    def words(v: object) -> list[str]:
+        items = v if isinstance(v, list) else []
+        return [str(x)[:32] for x in items if isinstance(x, str)][:16]
+
+    def num(v: object, high: float) -> float:
+        number = isinstance(v, int | float) and not isinstance(v, bool)
+        x = finite(v, "viewer record") if number else 0.0
+        return round(min(max(x, 0.0), high), 2)
+
+    return {
+        "slices_visited": ints(raw.get("slices_visited")),
+        "windows_used": words(raw.get("windows_used")),
+        "zoom_used": raw.get("zoom_used") is True,
+        "pan_used": raw.get("pan_used") is True,
+        "one_to_one_used": raw.get("one_to_one_used") is True,
+        "max_zoom": num(raw.get("max_zoom"), 1000.0),
+        "thumbnail_clicks": int(num(raw.get("thumbnail_clicks"), 1e6)),
+        "fullscreen_s": num(raw.get("fullscreen_s"), 86_400.0),
+    }

@@ -1,0 +1,320 @@
+// readerstudy case panel: the viewer and the answer form as ONE st.components.v2
+// element (ui/components/case_panel.py). Appended after viewer.js (mountViewer).
+//
+// One answer, one message: whatever submits the form (a click or a tap on "Submit
+// answer", Enter or Space on the focused button, Enter in the diagnosis box,
+// Ctrl+Enter anywhere on the page) ends in the form's own submit event, which sends
+// ONE trigger value built from this panel's state at that moment: the case token,
+// the fields, the marker, the viewer record and the active time. Nothing is
+// written into Streamlit's widgets and nothing on the page is polled.
+//
+// Stable names (DESIGN.md section 4): each field has its accessible name
+// (Diagnosis, Findings, Impression, "N · label", I don't know, No focal finding,
+// the submit's label) and carries data-field="<key>"; the panel carries
+// data-case="<public id>".
+//
+// Drafts: the fields and the marker are kept per case in memory and in the tab's
+// sessionStorage as they change (Pause/Resume, a reload, a refused submit); a draft
+// is dropped once the next case is drawn after its submit.
+// Active time: visible milliseconds per case, counted from visibility changes
+// (kept in sessionStorage across reloads), sent with the answer.
+
+const DRAFTS = new Map(); // case id -> {diagnosis, findings, impression, likert, idk, no_focal_finding, marker}
+const ACTIVE = new Map(); // case id -> visible ms counted so far
+const PANELS = new WeakMap(); // parentElement -> the live panel
+const PREFETCHED = []; // decoded next-case images, held so the browser keeps them
+const DRAFT_KEY = (c) => `rs.draft.${c}`;
+const ACTIVE_KEY = (c) => `rs.active.${c}`;
+
+function storeGet(key) {
+  try {
+    return JSON.parse(window.sessionStorage.getItem(key) || "null");
+  } catch {
+    return null;
+  }
+}
+
+function storeSet(key, value) {
+  try {
+    if (value === null) window.sessionStorage.removeItem(key);
+    else window.sessionStorage.setItem(key, JSON.stringify(value));
+  } catch {
+    // storage full or off: memory keeps it for this page
+  }
+}
+
+function node(tag, attrs = {}, text = "") {
+  const n = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) if (v !== null && v !== undefined) n.setAttribute(k, v);
+  if (text) n.textContent = text;
+  return n;
+}
+
+function draftOf(caseId) {
+  if (!DRAFTS.has(caseId)) {
+    const kept = storeGet(DRAFT_KEY(caseId));
+    DRAFTS.set(caseId, kept && typeof kept === "object" ? kept : {});
+  }
+  return DRAFTS.get(caseId);
+}
+
+function forgetCase(caseId) {
+  DRAFTS.delete(caseId);
+  ACTIVE.delete(caseId);
+  storeSet(DRAFT_KEY(caseId), null);
+  storeSet(ACTIVE_KEY(caseId), null);
+  forgetRecord(caseId);
+}
+
+let lastSubmitted = null; // the case whose answer was last sent
+
+export default function (component) {
+  const { data, parentElement, setTriggerValue } = component;
+  const live = PANELS.get(parentElement);
+  if (live && live.caseId === data.case && live.key === data.form_key) {
+    live.update(data); // the same case drawn again (a refusal, an outage): keep the screen
+    return live.cleanup;
+  }
+  live?.cleanup();
+  if (lastSubmitted !== null && lastSubmitted !== data.case) {
+    forgetCase(lastSubmitted); // its answer was stored: the next case is drawn
+    lastSubmitted = null;
+  }
+  const caseId = data.case;
+  const form = data.form || {};
+  const draft = draftOf(caseId);
+  if (form.values && !draft.touched) Object.assign(draft, form.values); // changing an answer
+
+  const root = node("div", { class: "rp", "data-case": caseId, "data-theme": data.theme || "dark" });
+  const left = node("div", { class: "rp-view" });
+  const side = node("div", { class: "rp-side" });
+  root.append(left, side);
+  parentElement.append(root);
+
+  // --- the side: practice note, clinical history, the form -----------------------
+  if (data.note) side.append(node("p", { class: "rp-note", role: "note" }, data.note));
+  if (data.history) {
+    side.append(node("h2", { class: "rp-h" }, "Clinical history"));
+    side.append(node("p", { class: "rp-history" }, data.history));
+  }
+  const el = node("form", { class: "rp-form", novalidate: "", "aria-label": "Answer" });
+  side.append(el);
+  const fields = {};
+  const textField = (key, label, multi, max, placeholder, rows) => {
+    const id = `rp-${key}`;
+    const wrap = node("div", { class: "rp-field", "data-wrap": key });
+    wrap.append(node("label", { for: id }, label));
+    const input = multi
+      ? node("textarea", { id, rows: String(rows), maxlength: String(max), placeholder, "data-field": key })
+      : node("input", {
+          id, type: "text", maxlength: String(max), placeholder, autocomplete: "off", "data-field": key,
+        });
+    input.value = typeof draft[key] === "string" ? draft[key] : "";
+    wrap.append(input);
+    el.append(wrap);
+    fields[key] = input;
+  };
+  if (form.mode === "report") {
+    textField("findings", "Findings", true, form.max_chars, "What you see, organ by organ", 7);
+    textField("impression", "Impression", true, form.max_chars, "The conclusion: the most important finding first", 4);
+  } else {
+    textField("diagnosis", "Diagnosis", false, form.max_chars, "Your single most specific diagnosis");
+  }
+  const likert = node("fieldset", { class: "rp-likert", "data-field": "likert", "data-wrap": "likert" });
+  likert.append(node("legend", {}, "Confidence"));
+  const radios = (form.likert_labels || []).map((text, i) => {
+    const id = `rp-likert-${i}`;
+    const r = node("input", { type: "radio", name: "likert", id, value: String(i) });
+    r.checked = draft.likert === i;
+    const lab = node("label", { for: id, class: "rp-choice" });
+    lab.append(r, document.createTextNode(`${i} · ${text}`));
+    likert.append(lab);
+    return r;
+  });
+  el.append(likert);
+  const box = (key, label) => {
+    const id = `rp-${key}`;
+    const lab = node("label", { for: id, class: "rp-check", "data-wrap": key });
+    const c = node("input", { type: "checkbox", id, "data-field": key });
+    c.checked = draft[key] === true;
+    lab.append(c, document.createTextNode(label));
+    el.append(lab);
+    fields[key] = c;
+    return c;
+  };
+  const idk = box("idk", "I don't know");
+  const grounding = Boolean(data.viewer && data.viewer.grounding);
+  let noFocal = null;
+  if (grounding) {
+    noFocal = box("no_focal_finding", "No focal finding");
+    el.append(
+      node(
+        "p",
+        { class: "rp-hint" },
+        "Click the image where the finding is (one marker; on a strip, on its slice), " +
+          (form.grounding_required ? "or tick No focal finding." : "if you can (optional)."),
+      ),
+    );
+  }
+  const error = node("div", { class: "rp-error", role: "alert" });
+  const button = node("button", { type: "submit", class: "rp-submit", "data-field": "submit" }, form.submit_label || "Submit answer");
+  const hint = node(
+    "p",
+    { class: "rp-hint" },
+    form.mode === "report"
+      ? "Ctrl+Enter anywhere on the page submits."
+      : "Enter in the diagnosis box, or Ctrl+Enter anywhere on the page, submits.",
+  );
+  el.append(error, button, hint);
+
+  // --- the viewer --------------------------------------------------------------
+  const viewer = mountViewer(
+    { data: data.viewer },
+    { host: left, marker: draft.marker || null, onMarker: (m) => changed({ marker: m }) },
+  );
+
+  // --- state: what is on screen ------------------------------------------------
+  function values() {
+    const r = radios.findIndex((x) => x.checked);
+    const v = { likert: r < 0 ? null : r, idk: idk.checked };
+    for (const k of ["diagnosis", "findings", "impression"]) if (fields[k]) v[k] = fields[k].value;
+    if (noFocal) v.no_focal_finding = noFocal.checked;
+    return v;
+  }
+
+  let errorField = null;
+  function showError() {
+    const v = values();
+    const m = grounding ? viewer.marker() : null;
+    const answered =
+      v.idk ||
+      (errorField === "likert" && v.likert !== null) ||
+      (errorField === "diagnosis" && (v.diagnosis || "").trim() !== "") ||
+      (errorField === "impression" && (v.impression || "").trim() !== "") ||
+      (errorField === "location" && (m !== null || v.no_focal_finding));
+    error.hidden = !error.textContent || Boolean(errorField && answered);
+    root.classList.toggle("rp-idk", v.idk);
+  }
+
+  function changed(extra = {}) {
+    Object.assign(draft, values(), extra, { touched: true });
+    storeSet(DRAFT_KEY(caseId), draft);
+    showError();
+  }
+  el.addEventListener("input", () => changed());
+  el.addEventListener("change", () => changed());
+
+  // visible time on this case (sessionStorage keeps it across a reload)
+  if (!ACTIVE.has(caseId)) ACTIVE.set(caseId, Number(storeGet(ACTIVE_KEY(caseId))) || 0);
+  let since = document.visibilityState === "visible" ? performance.now() : null;
+  function activeNow() {
+    return ACTIVE.get(caseId) + (since === null ? 0 : performance.now() - since);
+  }
+  function onVisibility() {
+    if (document.visibilityState === "visible") {
+      if (since === null) since = performance.now();
+    } else if (since !== null) {
+      ACTIVE.set(caseId, activeNow());
+      since = null;
+      keepAll();
+    }
+  }
+  function keepAll() {
+    storeSet(ACTIVE_KEY(caseId), Math.round(activeNow()));
+    storeSet(DRAFT_KEY(caseId), draft);
+    keepRecord(caseId);
+  }
+
+  // --- submit: one value, from this panel's state at this moment ----------------
+  // One submit at a time (a double click's second click is ignored), but never a
+  // form that stays dead: if no answer from the server arrives (a lost connection, a
+  // server restarted mid-submit), Submit works again after a few seconds. A repeat of
+  // a submit that was stored after all is said and never stored twice (the value names
+  // its case).
+  const RESEND_MS = 4000;
+  let sending = false;
+  let resend = null;
+  function send(event) {
+    if (event) event.preventDefault();
+    if (sending) return;
+    sending = true;
+    clearTimeout(resend);
+    resend = setTimeout(() => {
+      sending = false;
+      root.removeAttribute("aria-busy");
+    }, RESEND_MS);
+    root.setAttribute("aria-busy", "true");
+    changed();
+    keepAll();
+    const m = grounding ? viewer.marker() : null;
+    lastSubmitted = caseId;
+    setTriggerValue("submit", {
+      case: caseId,
+      form_key: data.form_key,
+      ...values(),
+      marker: m ? { x: m.x, y: m.y, slice: m.slice } : null,
+      record: viewer.summary(),
+      active_ms: Math.round(activeNow()),
+    });
+  }
+  el.addEventListener("submit", send);
+  function onKey(event) {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && !event.repeat) {
+      event.preventDefault();
+      event.stopPropagation();
+      el.requestSubmit(button);
+    }
+  }
+  document.addEventListener("keydown", onKey, true);
+  document.addEventListener("visibilitychange", onVisibility);
+  window.addEventListener("pagehide", keepAll);
+
+  function update(next) {
+    const f = next.form || {};
+    error.textContent = f.error ? f.error.message : "";
+    errorField = f.error ? f.error.field || null : null;
+    sending = false;
+    clearTimeout(resend);
+    lastSubmitted = null;
+    root.removeAttribute("aria-busy");
+    showError();
+    if (f.error) error.scrollIntoView?.({ block: "nearest" });
+  }
+  update(data);
+
+  // the first field has the focus on each new case (the viewer's keys work once the
+  // reader clicks the image or leaves the box)
+  const first = fields.diagnosis || fields.findings;
+  if (first && !form.error) first.focus({ preventScroll: true });
+
+  // the next case's images, fetched and decoded once this case's image is in
+  function prefetch() {
+    PREFETCHED.length = 0;
+    for (const url of data.prefetch || []) {
+      const im = new Image();
+      im.src = url;
+      im.decode?.().catch(() => {});
+      PREFETCHED.push(im);
+    }
+  }
+  if (viewer.image.complete) setTimeout(prefetch, 0);
+  else viewer.image.addEventListener("load", prefetch, { once: true });
+
+  function cleanup() {
+    clearTimeout(resend);
+    if (PANELS.get(parentElement) === panel) PANELS.delete(parentElement);
+    if (since !== null) {
+      ACTIVE.set(caseId, activeNow());
+      since = null;
+    }
+    if (lastSubmitted !== caseId) keepAll();
+    document.removeEventListener("keydown", onKey, true);
+    document.removeEventListener("visibilitychange", onVisibility);
+    window.removeEventListener("pagehide", keepAll);
+    viewer.cleanup();
+    root.remove();
+  }
+  const panel = { caseId, key: data.form_key, update, cleanup };
+  PANELS.set(parentElement, panel);
+  return cleanup;
+}

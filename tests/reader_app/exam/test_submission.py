@@ -1,0 +1,124 @@
+"""The case panel's one submit value, read and checked once (exam/submission.py).
+
+Everything the browser sends is input: wrong types and numbers that are not
+finite (NaN, infinity, a 400-digit integer) are a clear AnswerError naming what
+was wrong, never an OverflowError and never a NaN stored.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from reader_app.exam.next_case import CaseView, ImageView
+from reader_app.exam.submission import (
+    BAD_NUMBER,
+    NOT_SENT,
+    check_submission,
+    clean_interaction,
+    read_submission,
+)
+from reader_app.exam.submit import Answer, AnswerError
+from reader_app.reports.answers import ReportAnswer
+
+CASE = CaseView(
+    "cpub", "spot", False, None, 0, 1, (ImageView("a" * 64, "", "lung", "image", 300, 200),)
+)
+
+
+def _value(**extra: object) -> dict[str, object]:
+    return {"case": "cpub", "diagnosis": "Nodule", "likert": 2, "idk": False, **extra}
+
+
+def test_a_good_value_becomes_one_checked_answer_with_its_location_and_record() -> None:
+    sub = read_submission(
+        _value(
+            marker={"x": 120.456, "y": 88, "slice": None},
+            record={"windows_used": ["lung"], "max_zoom": 1.8, "slices_visited": [1]},
+            active_ms=4321.4,
+        )
+    )
+    checked = check_submission(sub, CASE, report=False, grounding=True, grounding_required=True)
+    assert checked.answer == Answer("Nodule", 2, False)
+    assert checked.location_json == '{"x": 120.46, "y": 88.0, "slice": null}'
+    assert checked.interaction is not None and checked.interaction["max_zoom"] == 1.8
+    assert checked.interaction["windows_used"] == ["lung"]
+    assert checked.active_ms == 4321
+
+
+def test_a_report_value_is_checked_as_a_report() -> None:
+    sub = read_submission(_value(findings="Clear lungs.", impression="Normal.", likert=3))
+    checked = check_submission(sub, CASE, report=True, grounding=False, grounding_required=True)
+    assert isinstance(checked.answer, ReportAnswer)
+    assert (checked.answer.findings, checked.answer.impression) == ("Clear lungs.", "Normal.")
+    assert checked.location_json is None
+
+
+@pytest.mark.parametrize(
+    ("extra", "where"),
+    [
+        ({"marker": {"x": 10**400, "y": 1, "slice": None}}, "marker's x"),
+        ({"marker": {"x": 1, "y": math.nan, "slice": None}}, "marker's y"),
+        ({"marker": {"x": math.inf, "y": 1, "slice": None}}, "marker's x"),
+        ({"record": {"max_zoom": math.nan}}, "viewer record"),
+        ({"record": {"fullscreen_s": 10**400}}, "viewer record"),
+        ({"record": {"slices_visited": [1, 10**400]}}, "viewer record"),
+        ({"active_ms": math.inf}, "active time"),
+    ],
+    ids=["huge-x", "nan-y", "inf-x", "nan-zoom", "huge-fullscreen", "huge-slice", "inf-active"],
+)
+def test_a_number_that_is_not_finite_is_a_clear_refusal(
+    extra: dict[str, object], where: str
+) -> None:
+    with pytest.raises(AnswerError) as err:
+        read_submission(_value(**extra))
+    assert str(err.value) == BAD_NUMBER.format(where=where)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [None, "text", [1], {"diagnosis": "no case"}, _value(marker=[1, 2]), _value(record="x")],
+    ids=["none", "text", "list", "no-case", "marker-list", "record-text"],
+)
+def test_a_value_not_shaped_as_the_panel_sends_it_is_refused(raw: object) -> None:
+    with pytest.raises(AnswerError, match="did not arrive"):
+        read_submission(raw)
+    assert NOT_SENT
+
+
+def test_a_likert_that_is_no_whole_number_is_refused_for_the_confidence_field() -> None:
+    for bad in ("3", True, 2.5):
+        with pytest.raises(AnswerError) as err:
+            read_submission(_value(likert=bad))
+        assert err.value.field == "likert"
+
+
+def test_idk_carries_no_location_even_with_a_marker_on_screen() -> None:
+    sub = read_submission(_value(idk=True, marker={"x": 1, "y": 1, "slice": None}))
+    checked = check_submission(sub, CASE, report=False, grounding=True, grounding_required=True)
+    assert checked.answer == Answer(None, None, True) and checked.location_json is None
+
+
+def test_clean_interaction_keeps_known_fields_of_the_right_type() -> None:
+    raw = {
+        "case": "c1",
+        "slices_visited": [3, 1, 3, "x", -2, 2.0],
+        "windows_used": ["lung", 7, "bone"],
+        "zoom_used": True,
+        "pan_used": "yes",  # not a boolean: treated as not used
+        "max_zoom": 2.456,
+        "thumbnail_clicks": 2,
+        "fullscreen_s": -4,
+        "extra": "dropped",
+    }
+    assert clean_interaction(raw) == {
+        "slices_visited": [1, 2, 3],
+        "windows_used": ["lung", "bone"],
+        "zoom_used": True,
+        "pan_used": False,
+        "one_to_one_used": False,
+        "max_zoom": 2.46,
+        "thumbnail_clicks": 2,
+        "fullscreen_s": 0.0,
+    }
