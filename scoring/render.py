@@ -79,8 +79,8 @@ def format_table(report: dict[str, Any]) -> str:
     pool = report["human_pool"]
     rows = _rows_with_grounding(report)
     # a cohort column only when some run has a cohort (an empty one would read as a gap)
-    cohorts = any(row.get("cohort") for row in rows)
-    columns = tuple(c for c in TABLE_COLUMNS if c[0] != "cohort" or cohorts) + (
+    hidden = set() if any(row.get("cohort") for row in rows) else {"cohort"}
+    columns = tuple(c for c in TABLE_COLUMNS if c[0] not in hidden) + (
         GROUNDING_TABLE_COLUMNS if "grounding" in report else ()
     )
     header = [label for _, label in columns]

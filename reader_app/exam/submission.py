@@ -26,8 +26,8 @@ from typing import Any
 
 from reader_app.exam.location import location_answer
 from reader_app.exam.next_case import CaseView
+from reader_app.exam.report_submit import ReportAnswer, validate_report
 from reader_app.exam.submit import Answer, AnswerError, validate_answer
-from reader_app.reports.answers import ReportAnswer, validate_report
 
 MAX_TEXT_CHARS = 20_000  # longer than any field allows: a value past it is not the panel's
 MAX_NUMBER = 1e9  # past any coordinate, zoom, count or duration the viewer records

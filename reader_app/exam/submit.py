@@ -155,7 +155,7 @@ def store_response(
     """Commit one response row; return its id (the first one's, on a duplicate).
 
     ``columns`` are the answer's own columns, already validated by the
-    form's service (a diagnosis here, a report in reports/answers.py). The
+    form's service (a diagnosis here, a report in exam/report_submit.py). The
     case must be in the reader's order and the study open. ``first_shown_at``
     comes from ``case_shown`` (exam.timing), so it is the first time the case
     was shown whatever the number of reloads.

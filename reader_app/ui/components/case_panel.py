@@ -31,8 +31,8 @@ import streamlit as st
 
 from reader_app.exam.config import DEFAULT_LIKERT_LABELS
 from reader_app.exam.next_case import CaseView
+from reader_app.exam.report_submit import MAX_REPORT_CHARS
 from reader_app.exam.submit import MAX_DIAGNOSIS_CHARS
-from reader_app.reports.answers import MAX_REPORT_CHARS
 from reader_app.ui.components.case_viewer import (
     STATIC,
     VIEWER_CSS,
@@ -41,7 +41,7 @@ from reader_app.ui.components.case_viewer import (
     viewer_data,
 )
 from reader_app.ui.components.image_viewer import first_images, image_url
-from scoring.regions import Location
+from scoring import Location
 
 PANEL_KEY = "panel"
 SUBMIT_EVENT = "submit"

@@ -36,6 +36,7 @@ from reader_app.exam.next_case import CaseView, case_at_slot, upcoming
 from reader_app.exam.order import OrderSummary, ensure_order, order_summary
 from reader_app.exam.practice import practice_feedback
 from reader_app.exam.progress import progress_at
+from reader_app.exam.report_submit import ReportAnswer, submit_report
 from reader_app.exam.revisions import StoredAnswer, revise_answer, stored_answer
 from reader_app.exam.submission import (
     CheckedSubmission,
@@ -52,7 +53,6 @@ from reader_app.exam.submit import (
 from reader_app.exam.timing import active_ms, mark_shown
 from reader_app.grounding import parse_location_json
 from reader_app.models import Reader, utcnow
-from reader_app.reports.answers import ReportAnswer, submit_report
 from reader_app.ui.components.case_panel import PanelForm, case_panel, submitted_value
 from reader_app.ui.components.case_viewer import show_case_images
 from reader_app.ui.components.exam_header import exam_header, is_paused

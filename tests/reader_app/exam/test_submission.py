@@ -12,6 +12,7 @@ import math
 import pytest
 
 from reader_app.exam.next_case import CaseView, ImageView
+from reader_app.exam.report_submit import ReportAnswer
 from reader_app.exam.submission import (
     BAD_NUMBER,
     NOT_SENT,
@@ -20,7 +21,6 @@ from reader_app.exam.submission import (
     read_submission,
 )
 from reader_app.exam.submit import Answer, AnswerError
-from reader_app.reports.answers import ReportAnswer
 
 CASE = CaseView(
     "cpub", "spot", False, None, 0, 1, (ImageView("a" * 64, "", "lung", "image", 300, 200),)

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
+from reader_app.exam.report_submit import ReportAnswer, validate_report
 from reader_app.exam.submit import AnswerError, validate_answer
-from reader_app.reports.answers import ReportAnswer, validate_report
 
 
 @pytest.mark.parametrize(
