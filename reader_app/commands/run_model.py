@@ -25,6 +25,8 @@ from reader_app.commands.progress_bar import RunProgressBar
 from reader_app.exam.config import exam_config
 from reader_app.grading.config import GradingConfigError, grading_config
 from reader_app.llm import ChatClient, endpoint_host
+from reader_app.llm.judges import JudgeConfig
+from reader_app.models import Study
 from reader_app.runs.arrival_grading import GradeOnArrival
 from reader_app.runs.autograde_hook import autograde_after_run
 from reader_app.runs.lease import DEFAULT_LEASE_S
@@ -221,6 +223,21 @@ def client_from(args: argparse.Namespace) -> ChatClient:
     )
 
 
+def _study_judges(study: Study) -> tuple[JudgeConfig, ...]:
+    """The study's judges, as this server defines them. A model run needs no judge: if the
+    study names judges the server does not define, the run goes on, graded by the key and
+    grade memory, and says so (``readerstudy grade STUDY`` grades the rest later)."""
+    try:
+        return grading_config(study).judges
+    except GradingConfigError as exc:
+        print(
+            f"readerstudy: warning: {exc}; this run's answers are graded by the key and grade "
+            "memory only",
+            file=sys.stderr,
+        )
+        return ()
+
+
 def run(args: argparse.Namespace) -> int:
     settings = settings_or_exit()
     if args.judge is not None and len(args.judge) > 2:
@@ -239,7 +256,7 @@ def run(args: argparse.Namespace) -> int:
             assert study.id is not None
             if prompt is None:
                 prompt = load_prompt(default_prompt(grounding=exam_config(study).grounding))
-            judges = [] if args.auto_only else judge_configs(args) or grading_config(study).judges
+            judges = [] if args.auto_only else judge_configs(args) or _study_judges(study)
             progress = None if args.quiet else RunProgressBar()
             grader = None
             if judges and not args.no_autograde:

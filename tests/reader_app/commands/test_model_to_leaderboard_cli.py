@@ -230,6 +230,38 @@ def test_run_model_with_judges_grades_its_answers_as_they_arrive(
         assert fresh.exec(select(ModelRun)).one().cohort == "open weight"
 
 
+def test_a_study_naming_judges_this_server_lacks_still_runs_graded_by_the_key(
+    settings: Settings,
+    session: Session,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.factories import make_study
+
+    monkeypatch.delenv("READERSTUDY_JUDGES", raising=False)
+    make_study(
+        session,
+        settings.asset_dir,
+        n_cases=2,
+        config={"grading": {"judges": [{"name": "judge-a"}]}},
+    )
+    replies = iter(["Diagnosis number 0", "Something else"])
+    with OpenAIStub() as stub:
+        stub.responder = lambda request: Reply.answer(next(replies), 3)
+        code, out, err = run_cli(
+            capsys,
+            *("run-model", "study", "--endpoint", stub.base_url, "--model", "stub-vlm"),
+            *("--concurrency", "1", "--quiet", "--backoff", "0.01"),
+        )
+        assert code == 0, err
+        assert {r.model for r in stub.requests} == {"stub-vlm"}  # no judge was asked
+    assert "'judge-a' is not a judge this server defines" in err and "key and grade memory" in err
+    assert "2/2 cases" in out
+    with Session(session.get_bind()) as fresh:
+        graded = fresh.exec(select(Verdict.source).where(col(Verdict.active))).all()
+        assert graded == ["key"]  # "Diagnosis number 0" is case-000's key; the other waits
+
+
 def test_run_model_judge_options_are_checked(
     settings: Settings, session: Session, capsys: pytest.CaptureFixture[str]
 ) -> None:
