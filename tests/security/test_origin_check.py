@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -26,7 +27,9 @@ def _answer(scope_type: str, origin: str | None, host: str, method: str = "PUT")
     headers = [(b"host", host.encode())] + ([(b"origin", origin.encode())] if origin else [])
     scope = {"type": scope_type, "method": method, "path": "/_stcore/stream", "headers": headers}
     gate = SameOrigin(app, allowed=["https://readers.example.org"])
-    asyncio.run(gate(scope, receive, send))
+    # a thread of its own: Playwright's sync API may hold this worker's event loop
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(asyncio.run, gate(scope, receive, send)).result()
     return sent[0]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import streamlit as st
 from sqlmodel import Session, col, select
 
 from reader_app.assets import load_asset
@@ -103,6 +104,10 @@ def test_both_protocols_send_the_apex_first(
 
 
 def test_the_readers_strip_runs_the_same_way(settings: Settings, tmp_path: Path) -> None:
+    # the viewer's frames read images through the UI's cached settings: start from this
+    # test's, not those an earlier page test in this worker left behind
+    st.cache_resource.clear()
+    st.cache_data.clear()
     _import(settings, tmp_path)
     engine = make_engine(settings.database_url, pooled=False)
     with Session(engine) as s:
