@@ -34,11 +34,16 @@ def record_served(data_dir: Path, url: str) -> None:
     tmp.replace(target)
 
 
-def link_base(settings: Settings, env: Mapping[str, str] | None = None) -> str:
-    """Base URL for sign-in links: the configured one, else the recorded served one."""
+def link_base(
+    settings: Settings, env: Mapping[str, str] | None = None, *, served: str | None = None
+) -> str:
+    """Base URL for sign-in links: the configured one, else ``served`` (a caller about to
+    serve there), else the recorded served one, else the default."""
     env = os.environ if env is None else env
     if env.get("READERSTUDY_BASE_URL", "").strip():
         return settings.base_url
+    if served is not None:
+        return served
     try:
         recorded = (settings.data_dir / SERVED_FILE).read_text(encoding="utf-8").strip()
     except OSError:

@@ -22,7 +22,7 @@ from reader_app.commands.common import (
     settings_or_exit,
 )
 from reader_app.commands.progress_bar import RunProgressBar
-from reader_app.commands.run_model import _spec, add_request_options, client_from, summary_line
+from reader_app.commands.run_model import add_request_options, client_from, run_spec, summary_line
 from reader_app.exam.config import exam_config
 from reader_app.grounding_audit.arms import AuditSettings
 from reader_app.grounding_audit.figures import audit_figures, audits
@@ -98,7 +98,7 @@ def audit_table(report: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     settings = settings_or_exit()
     try:
-        base = _spec(args)
+        base = run_spec(args)
         prompt = load_prompt(args.prompt) if args.prompt else None
         client = client_from(args)
         params = AuditParams(n_boot=args.n_boot)

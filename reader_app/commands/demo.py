@@ -8,12 +8,11 @@ and invites an analyst, so the analyst's views can be seen at full size.
 from __future__ import annotations
 
 import argparse
-import os
 
 from reader_app.auth import invite_reader, sign_in_link
 from reader_app.commands.common import cli_session, require_study, settings_or_exit
 from reader_app.commands.serve import serve
-from reader_app.served_address import served_url
+from reader_app.served_address import link_base, served_url
 
 DEMO_READER = "demo-reader"
 DEMO_ANALYST = "demo-analyst"
@@ -53,11 +52,7 @@ def run(args: argparse.Namespace) -> int:
             study = require_study(session, slug)
             invite = invite_reader(session=session, study=study, code=DEMO_READER, group="demo")
         who = f"{DEMO_READER}, taking the exam"
-    base = (
-        settings.base_url
-        if os.environ.get("READERSTUDY_BASE_URL", "").strip()
-        else served_url("127.0.0.1", args.port)
-    )
+    base = link_base(settings, served=served_url("127.0.0.1", args.port))
     print(f"Demo study '{slug}' is ready. Open this link to sign in as {who}:")
     print(sign_in_link(base, invite.token), flush=True)
     if args.no_serve:

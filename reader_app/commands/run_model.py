@@ -167,7 +167,7 @@ def add_request_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def _spec(args: argparse.Namespace) -> RunSpec:
+def run_spec(args: argparse.Namespace) -> RunSpec:
     try:
         extra = json.loads(args.extra)
     except json.JSONDecodeError as exc:
@@ -245,7 +245,7 @@ def run(args: argparse.Namespace) -> int:
     if args.judge is not None and (args.no_autograde or args.auto_only):
         return fail("--judge grades the answers: leave out --no-autograde and --auto-only")
     try:
-        spec = _spec(args)
+        spec = run_spec(args)
         prompt = load_prompt(args.prompt) if args.prompt else None
         client = client_from(args)
     except (ValueError, OSError) as exc:

@@ -21,7 +21,10 @@ def test_links_follow_the_recorded_address_unless_a_base_url_is_set(tmp_path: Pa
     assert link_base(settings, env) == "http://127.0.0.1:8501"  # nothing served yet
     record_served(settings.data_dir, "http://127.0.0.1:8650")
     assert link_base(settings, env) == "http://127.0.0.1:8650"
+    assert link_base(settings, env, served="http://127.0.0.1:9000") == "http://127.0.0.1:9000"
     proxied = {**env, "READERSTUDY_BASE_URL": "https://readers.example.org/"}
     assert link_base(load_settings(proxied), proxied) == "https://readers.example.org"
+    proxied_served = link_base(load_settings(proxied), proxied, served="http://127.0.0.1:9000")
+    assert proxied_served == "https://readers.example.org"  # the proxy wins over a port
     (settings.data_dir / "served-address").write_text("javascript:alert(1)\n")
     assert link_base(settings, env) == "http://127.0.0.1:8501"  # not a web address: ignored
