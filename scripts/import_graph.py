@@ -7,7 +7,7 @@
 Every ``import`` counts, the ones inside functions too (they hide a dependency, not remove it).
 A *unit* is a sub-package of ``reader_app`` (``reader_app/grading/``) or one of its top-level
 modules (``reader_app/results.py``). ``LAYERS`` lists the units from the top (the UI) down to
-the floor (settings, db, models); a unit may import units of its own layer or below, never
+the floor (core, models); a unit may import units of its own layer or below, never
 above: such an import is a *back-edge*. A *cycle* is a set of modules that import each other
 round (module level, so a circle inside one package counts). Besides the order, the two other
 rules of DESIGN.md section 2: ``scoring`` imports none of the app, and nothing below the UI
@@ -32,7 +32,7 @@ APP = "reader_app"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("ui", "main", "asgi"),  # Streamlit: pages, components, the script and its server
     ("cli", "commands"),  # the `readerstudy` command
-    ("study_setup", "study_admin", "backup"),  # set-up in the browser, operators' services
+    ("study_setup",),  # set-up in the browser: upload, check, import
     ("analysis",),  # coordinator and analyst services, exports, HTML report
     ("charts",),  # Vega-Lite specs of the tables analysis builds
     ("grounding_audit",),  # the causal grounding audit: its arms are model runs
@@ -40,19 +40,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("results",),  # DB rows -> the tidy frame (reads grade memory)
     ("grading",),  # answer key, grade memory, adjudication, judges
     ("ingest",),  # manifest, readers, anonymize, render, import
-    ("reports",),  # report answers, a case's answer mode
     ("exam",),  # the reading session
-    ("grounding_hits",),  # a marker against the reference region
-    ("casebank", "study_config", "grounding"),  # cases, study settings, grounding rules
-    ("assets", "window_presets"),  # the content-addressed PNG store, display windows
-    ("llm",),  # the one OpenAI-compatible chat client
-    ("upload_gate", "origin_check"),  # ASGI doors in front of Streamlit (asgi.py)
-    ("browser_proof",),  # the browser's sign-in proof cookie
-    ("auth", "text_policy", "text_rules", "csv_safe", "security_headers", "served_address"),
-    ("audit",),
+    ("grounding",),  # a location and a reference mask: storage and the hit test
+    ("study",),  # case bank, study settings, answer modes, PNG store, windows, state switch
+    ("llm",),  # the one OpenAI-compatible chat client, judges, prompts
+    ("core", "migrations"),  # settings, db, errors, logs, audit, auth, text rules, doors
     ("models",),  # the tables
-    ("db", "migrations"),  # engine, sessions, Alembic
-    ("settings", "logs", "errors", ""),  # the floor ("" is reader_app/__init__.py)
+    ("",),  # reader_app/__init__.py
 )
 UI_UNITS = frozenset(LAYERS[0])
 SERVICE_FORBIDDEN = ("streamlit", f"{APP}.ui")

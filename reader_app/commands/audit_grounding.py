@@ -24,11 +24,11 @@ from reader_app.commands.common import (
 from reader_app.commands.progress_bar import RunProgressBar
 from reader_app.commands.run_model import add_request_options, client_from, run_spec, summary_line
 from reader_app.exam.config import exam_config
+from reader_app.grounding.hits import grounding_tolerance
 from reader_app.grounding_audit.arms import AuditSettings
 from reader_app.grounding_audit.figures import audit_figures, audits
 from reader_app.grounding_audit.images import FILLS
 from reader_app.grounding_audit.run import AuditConflict, run_audit
-from reader_app.grounding_hits import grounding_tolerance
 from reader_app.llm import endpoint_host
 from reader_app.runs.autograde_hook import autograde_after_run
 from reader_app.runs.prompt import default_prompt, load_prompt

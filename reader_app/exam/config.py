@@ -1,4 +1,4 @@
-"""The exam's view of a study's settings: ``StudyConfig`` (reader_app/study_config.py).
+"""The exam's view of a study's settings: ``StudyConfig`` (reader_app/study/config.py).
 
 Ingest stores every key; studies built another way (tests, older imports) may
 lack some, and ``StudyConfig.from_stored`` gives each its one default, so a
@@ -7,9 +7,9 @@ malformed value never breaks a reader's exam.
 
 from __future__ import annotations
 
-from reader_app.casebank import study_config
 from reader_app.models import Study
-from reader_app.study_config import DEFAULT_LIKERT, StudyConfig
+from reader_app.study.casebank import study_config
+from reader_app.study.config import DEFAULT_LIKERT, StudyConfig
 
 DEFAULT_LIKERT_LABELS = DEFAULT_LIKERT
 ExamConfig = StudyConfig  # the exam reads title, consent, practice_count, likert_labels, ...

@@ -6,7 +6,7 @@ import hashlib
 
 from sqlmodel import Session
 
-from reader_app.audit import record_event
+from reader_app.core.audit import record_event
 from reader_app.exam.config import ExamConfig
 from reader_app.models import Reader, utcnow
 

@@ -14,7 +14,7 @@ from datetime import datetime
 from sqlalchemy import update
 from sqlmodel import Session, col, select
 
-from reader_app.auth import require_role
+from reader_app.core.auth import require_role
 from reader_app.exam.config import ExamConfig
 from reader_app.exam.submit import Answer, AnswerError, study_closed_message
 from reader_app.models import (

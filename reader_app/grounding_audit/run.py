@@ -17,7 +17,7 @@ from pathlib import Path
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
-from reader_app.errors import ReaderStudyError
+from reader_app.core.errors import ReaderStudyError
 from reader_app.grounding_audit.arms import ArmPlan, AuditSettings, audited_jobs, plan_arm
 from reader_app.llm import ChatClient
 from reader_app.models import AuditArm, Study

@@ -30,14 +30,13 @@ from typing import Any, Literal
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from reader_app.assets import AssetIntegrityError
-from reader_app.audit import record_event
-from reader_app.errors import ReaderStudyError
+from reader_app.core.audit import record_event
+from reader_app.core.errors import ReaderStudyError
+from reader_app.core.text_rules.answers import clean_model_text, store_raw
 from reader_app.exam.config import exam_config
 from reader_app.exam.next_case import ImageView, case_view
 from reader_app.llm import ChatClient, EndpointError, FatalEndpointError
 from reader_app.models import Case, ModelRun, Response, ResponseRevision, Study, utcnow
-from reader_app.reports.cases import report_case_ids
 from reader_app.runs import lease
 from reader_app.runs.case_job import CaseJob, Outcome
 from reader_app.runs.grounded import stored_location
@@ -52,7 +51,8 @@ from reader_app.runs.record import (
 )
 from reader_app.runs.report_ask import ask_report_case
 from reader_app.runs.slice_scaling import PER_SLICE, model_image
-from reader_app.text_policy import clean_model_text, store_raw
+from reader_app.study.assets import AssetIntegrityError
+from reader_app.study.case_reports import report_case_ids
 from scoring.io import MAX_REPLY_CHARS, parse_location_output, parse_model_output
 
 log = logging.getLogger(__name__)

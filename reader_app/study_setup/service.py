@@ -17,14 +17,14 @@ from typing import Any, BinaryIO
 
 from sqlmodel import Session, select
 
-from reader_app.audit import record_event
-from reader_app.auth import Invite, invite_reader, require_role
-from reader_app.casebank import get_study, study_config
-from reader_app.errors import ReaderStudyError
+from reader_app.core.audit import record_event
+from reader_app.core.auth import Invite, invite_reader, require_role
+from reader_app.core.errors import ReaderStudyError
+from reader_app.core.settings import Settings
 from reader_app.ingest.report import Problem
 from reader_app.ingest.staging import SLUG
 from reader_app.models import Case, ImportJob, Reader, Study
-from reader_app.settings import Settings
+from reader_app.study.casebank import get_study, study_config
 from reader_app.study_setup.jobs import ADD, NEW, ImportPlan, start_import
 from reader_app.study_setup.validation import CLEAR, EXCLUDE, Scan, scan
 from reader_app.study_setup.workspace import (

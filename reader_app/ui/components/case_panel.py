@@ -40,7 +40,7 @@ from reader_app.ui.components.case_viewer import (
     page_css,
     viewer_data,
 )
-from reader_app.ui.components.image_viewer import first_images, image_url
+from reader_app.ui.components.image_urls import first_images, image_url
 from scoring import Location
 
 PANEL_KEY = "panel"

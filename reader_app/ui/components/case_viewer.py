@@ -4,7 +4,7 @@ An ``st.components.v2`` element (no iframe) running ``ui/static/viewer.js`` on t
 of the vendored Panzoom library (``ui/static/panzoom.min.js``, MIT, licence
 beside it). Zoom, pan, reset, 1:1, window presets, slice steps, thumbnails and
 fullscreen all run in the browser: none of them reruns the script. The images
-are the stored PNGs, byte for byte (:func:`image_viewer.image_url`).
+are the stored PNGs, byte for byte (:func:`image_urls.image_url`).
 
 Two entry points, one viewer: :func:`show_case_images` is the viewer alone
 (practice feedback, any page that shows a case without taking an answer; widget
@@ -22,8 +22,8 @@ from typing import Any
 import streamlit as st
 
 from reader_app.exam.next_case import CaseView
-from reader_app.ui.components.image_viewer import modality_words
-from reader_app.ui.components.strip_viewer import start_window, window_frames
+from reader_app.ui.components.image_urls import modality_words
+from reader_app.ui.components.viewer_frames import start_window, window_frames
 from scoring import Location
 
 VIEWER_KEY = "viewer"

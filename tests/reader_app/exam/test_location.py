@@ -15,15 +15,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlmodel import Session, select
 
+from reader_app.core.settings import Settings
 from reader_app.exam.config import exam_config
 from reader_app.exam.location import MISSING, OFF_IMAGE, location_answer
 from reader_app.exam.next_case import CaseView, ImageView, next_case
 from reader_app.exam.order import ensure_order
 from reader_app.exam.revisions import answer_history, revise_answer, stored_answer
 from reader_app.exam.submit import AnswerError, submit_answer, validate_answer
-from reader_app.grounding import parse_location_json
+from reader_app.grounding.store import parse_location_json
 from reader_app.models import Response
-from reader_app.settings import Settings
 from scoring.regions import Location
 from tests.factories import make_reader, make_study
 

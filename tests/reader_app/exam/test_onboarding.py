@@ -7,6 +7,7 @@ import json
 import pytest
 from sqlmodel import Session, select
 
+from reader_app.core.settings import Settings
 from reader_app.exam.config import exam_config
 from reader_app.exam.consent import needs_consent, record_consent
 from reader_app.exam.onboarding import onboarding_step
@@ -17,7 +18,6 @@ from reader_app.exam.profile import (
     validate_profile,
 )
 from reader_app.models import AuditEvent
-from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
 
 CONSENT = "I agree that my answers are used for research."

@@ -10,6 +10,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from sqlmodel import Session, col, func, select
 
+from reader_app.core.settings import Settings
 from reader_app.exam.config import exam_config
 from reader_app.exam.next_case import case_at_slot, next_case
 from reader_app.exam.order import (
@@ -28,7 +29,6 @@ from reader_app.exam.revisions import (
 )
 from reader_app.exam.submit import AnswerError, submit_answer, validate_answer
 from reader_app.models import Case, Reader, Response, ResponseRevision, Study, utcnow
-from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from sqlmodel import Session, col, select
 
+from reader_app.core.settings import Settings
 from reader_app.llm import ChatClient
 from reader_app.models import (
     Case,
@@ -29,7 +30,6 @@ from reader_app.runs.runner import (
     case_jobs,
     run_model,
 )
-from reader_app.settings import Settings
 from tests.factories import make_study
 from tests.support.openai_stub import ChatRequest, OpenAIStub, Reply
 

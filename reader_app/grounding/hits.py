@@ -18,11 +18,11 @@ from typing import Final
 
 from sqlmodel import Session, col, select
 
-from reader_app.casebank import study_config
-from reader_app.errors import ReaderStudyError
-from reader_app.grounding import decode_mask, parse_location_json
+from reader_app.core.errors import ReaderStudyError
+from reader_app.grounding.store import decode_mask, parse_location_json
 from reader_app.models import AnswerKey, Case, Study
-from reader_app.study_config import StudyConfig
+from reader_app.study.casebank import study_config
+from reader_app.study.config import StudyConfig
 from scoring import BoolArray, Box, Location, RegionError, box_hit, mask_hit, parse_region
 
 # the tidy frame's grounding columns (reader_app.results), in order

@@ -20,7 +20,7 @@ from sqlmodel import Session, create_engine
 if TYPE_CHECKING:
     from alembic.config import Config
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+MIGRATIONS_DIR = Path(__file__).resolve().parents[1] / "migrations"
 log = logging.getLogger(__name__)
 
 

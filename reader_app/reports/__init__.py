@@ -1,1 +1,0 @@
-"""Bench 2 report answers: reference reports, reader drafts, the rubric judge's records."""
