@@ -236,7 +236,7 @@ def grading_progress(*, session: Session, actor: Reader) -> GradingProgress:
         else:
             waiting += 1
     return GradingProgress(
-        mode=grading_config(study).adjudication,
+        mode=grading_config(study).grading.adjudication,
         answers=sum(len(i.response_ids) for i in items.values()),
         items=len(items),
         graded_items=sum(by_source.values()),

@@ -39,7 +39,7 @@ from reader_app.commands.common import (
     settings_or_exit,
 )
 from reader_app.commands.judge_options import add_judge_options, judge_configs
-from reader_app.grading.config import GradingConfigError, grading_config
+from reader_app.grading.config import GradingConfigError, grading_config, study_judges
 from reader_app.grading.diagnosis_judge import (
     DbJudgeCache,
     JudgeClient,
@@ -156,7 +156,7 @@ def run_study(args: argparse.Namespace) -> int:
             study = require_study(session, args.responses)
             judges: list[JudgeConfig] = []
             if not args.auto_only:
-                judges = judge_configs(args) or list(grading_config(study).judges)
+                judges = judge_configs(args) or list(study_judges(grading_config(study)))
             result = grade_study(session=session, study=study, judges=judges, actor=STUDY_ACTOR)
     except (CommandError, GradingConfigError) as exc:
         return fail(str(exc))
@@ -189,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
                     assert study.id is not None
                     memory = study_memory(session=session, study_id=study.id)
                     if not judges and not args.auto_only:
-                        judges = list(grading_config(study).judges)
+                        judges = list(study_judges(grading_config(study)))
                 panel = (
                     None if args.auto_only or not judges else _panel(judges, DbJudgeCache(session))
                 )

@@ -22,8 +22,7 @@ from reader_app.commands.common import (
 )
 from reader_app.commands.judge_options import add_judge_options, judge_configs
 from reader_app.commands.progress_bar import RunProgressBar
-from reader_app.exam.config import exam_config
-from reader_app.grading.config import GradingConfigError, grading_config
+from reader_app.grading.config import GradingConfigError, grading_config, study_judges
 from reader_app.llm import ChatClient, endpoint_host
 from reader_app.llm.judges import JudgeConfig
 from reader_app.models import Study
@@ -39,6 +38,7 @@ from reader_app.runs.record import (
     text_only_name,
 )
 from reader_app.runs.runner import RunAborted, RunSummary, run_model
+from reader_app.study.config import study_settings
 
 
 def _optional_float(text: str) -> float | None:
@@ -228,7 +228,7 @@ def _study_judges(study: Study) -> tuple[JudgeConfig, ...]:
     study names judges the server does not define, the run goes on, graded by the key and
     grade memory, and says so (``readerstudy grade STUDY`` grades the rest later)."""
     try:
-        return grading_config(study).judges
+        return study_judges(grading_config(study))
     except GradingConfigError as exc:
         print(
             f"readerstudy: warning: {exc}; this run's answers are graded by the key and grade "
@@ -255,7 +255,7 @@ def run(args: argparse.Namespace) -> int:
             study = require_study(session, args.study)
             assert study.id is not None
             if prompt is None:
-                prompt = load_prompt(default_prompt(grounding=exam_config(study).grounding))
+                prompt = load_prompt(default_prompt(grounding=study_settings(study).grounding))
             judges = [] if args.auto_only else judge_configs(args) or _study_judges(study)
             progress = None if args.quiet else RunProgressBar()
             grader = None

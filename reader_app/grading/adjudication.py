@@ -101,7 +101,7 @@ def decide(
     ):
         raise GradingError("This answer has been graded already.")
     decisions = _item_decisions(session, item)
-    stage = item_stage(grading_config(study).adjudication, adjudicator.id, decisions)
+    stage = item_stage(grading_config(study).grading.adjudication, adjudicator.id, decisions)
     if stage is None:
         raise GradingError("You have already given your decision on this answer.")
     mine = Adjudication(
@@ -118,7 +118,7 @@ def decide(
     final: int | None = None
     decided_by = adjudicator.code
     first = [d for d in decisions if d.round == "first"]
-    if grading_config(study).adjudication == "single" or stage == "third":
+    if grading_config(study).grading.adjudication == "single" or stage == "third":
         final = mine.correct
         if stage == "third":
             split = "/".join(_codes(session, [d.adjudicator_id for d in first]))

@@ -97,7 +97,7 @@ def waiting_items(
 ) -> list[tuple[AnswerItem, str]]:
     """Ungraded items this adjudicator may decide, tie-breaks first, then shuffled."""
     assert adjudicator.id is not None and study.id is not None
-    mode = grading_config(study).adjudication
+    mode = grading_config(study).grading.adjudication
     verdicts = active_verdicts(session=session, study_id=study.id)
     decisions = active_decisions(session=session, study_id=study.id)
     out = []

@@ -38,7 +38,7 @@ from sqlmodel import Session, col, select
 
 from reader_app.core.audit import record_event
 from reader_app.core.auth import require_role
-from reader_app.grading.config import GradingConfigError, grading_config
+from reader_app.grading.config import GradingConfigError, grading_config, study_judges
 from reader_app.grading.diagnosis_judge import JudgeClient
 from reader_app.grading.rubric import report_responses
 from reader_app.grading.rubric_grades import RUBRIC_MAX
@@ -346,11 +346,11 @@ def judge_study_reports(
     this prompt version; store the outcomes (agree: scored; disagree: to the queue)."""
     assert study.id is not None
     config = grading_config(study)
-    configs = tuple(judges) if judges is not None else config.judges
+    configs = tuple(judges) if judges is not None else study_judges(config)
     if not configs:
         raise GradingConfigError("This study has no judges configured ([[grading.judges]]).")
     prompt = prompt or load_judge_prompt()
-    gap = config.rubric_gap if gap is None else gap
+    gap = config.grading.rubric_gap if gap is None else gap
     if gap < 0 or gap > RUBRIC_MAX:
         raise GradingConfigError(f"rubric gap must be 0..{RUBRIC_MAX}, got {gap}")
     references = reference_reports(session=session, study_id=study.id)

@@ -15,7 +15,7 @@ from sqlmodel import Session
 
 from reader_app.core.auth import require_role
 from reader_app.grading.autograde import answered_items, autograde_study
-from reader_app.grading.config import GradingConfigError, grading_config
+from reader_app.grading.config import GradingConfigError, grading_config, study_judges
 from reader_app.grading.diagnosis_judge import (
     DbJudgeCache,
     JudgeClient,
@@ -48,7 +48,7 @@ def run_judges(
     require_role(actor, "coordinator", "adjudicator")
     study = session.get(Study, actor.study_id)
     assert study is not None and study.id is not None
-    configs = tuple(judges) if judges is not None else grading_config(study).judges
+    configs = tuple(judges) if judges is not None else study_judges(grading_config(study))
     return judge_pending(session=session, study=study, judges=configs, actor=actor.code)
 
 

@@ -50,11 +50,6 @@ def create_study(
     return study
 
 
-def study_config(study: Study) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(study.config_json or "{}")
-    return data
-
-
 def add_case(
     *,
     session: Session,

@@ -2,10 +2,11 @@
 
 The importer parses ``study.toml`` strictly (``StudyConfig.parse``: an unknown
 key or a bad value is refused, naming the key) and stores ``to_json()`` as
-``Study.config_json``. The exam and grading read it back with
-``StudyConfig.from_stored``, which falls back to the same defaults for a
-missing or malformed value, so a study built another way (tests, older
-imports) never breaks a reader's exam.
+``Study.config_json``. Import, the exam and grading read it back through
+``study_settings(study)`` (the one reader of that column), which falls back to
+the same defaults for a missing or malformed value, so a study built another
+way (tests, older imports) never breaks a reader's exam; grading asks it with
+``strict_grading=True``, so an adjudicator sees a broken ``[grading]`` table.
 
     title = "Chest study"
     consent = "..."
@@ -32,6 +33,7 @@ A study never names a judge's URL or key variable: those are the server's
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -40,6 +42,7 @@ from reader_app.core.errors import ReaderStudyError
 from reader_app.core.text_rules.imported import MAX_CONSENT, MAX_LABEL, MAX_TITLE, text_problem
 from reader_app.llm.judges import JUDGE_NAME
 from reader_app.llm.prompts import builtin_prompts
+from reader_app.models import Study
 from reader_app.study.window_presets import WINDOW_PRESETS
 
 DEFAULT_LIKERT: tuple[str, str, str, str, str] = (
@@ -98,6 +101,10 @@ class GradingSettings:
     judges: tuple[str, ...] = ()  # names of judges the server defines
     rubric_gap: int = DEFAULT_RUBRIC_GAP
 
+    @property
+    def double(self) -> bool:
+        return self.adjudication == "double"
+
 
 @dataclass(frozen=True)
 class StudyConfig:
@@ -118,6 +125,11 @@ class StudyConfig:
     # region-neutral default (runs.record.DEFAULT_REPORT_PROMPT)
     report_prompt: str | None = None
     model_slices: str = "as-shown"
+
+    @property
+    def rubric_enabled(self) -> bool:
+        """Report fields turn on rubric grading."""
+        return bool(self.report_fields)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -205,8 +217,8 @@ class StudyConfig:
     @classmethod
     def from_stored(cls, raw: dict[str, Any], *, title: str) -> StudyConfig:
         """Lenient: each missing or malformed value takes its default, so a reader's exam
-        never breaks. (Grading pages call ``grading_settings`` themselves, which raises:
-        an adjudicator must see a broken setup.)"""
+        never breaks. (Grading reads with ``study_settings(..., strict_grading=True)``,
+        which raises: an adjudicator must see a broken setup.)"""
         config = cls(title=str(raw.get("title") or title))
         consent = raw.get("consent")
         count = raw.get("practice_count")
@@ -255,6 +267,27 @@ class StudyConfig:
                 else ()
             ),
         )
+
+
+def stored_config(study: Study) -> dict[str, Any]:
+    """The study's settings as stored (``Study.config_json``), for a plan that carries them."""
+    data: dict[str, Any] = json.loads(study.config_json or "{}")
+    return data
+
+
+def study_settings(study: Study, *, strict_grading: bool = False) -> StudyConfig:
+    """The study's settings: lenient (each malformed value its default) unless
+    ``strict_grading``, where a malformed ``[grading]`` table or ``report_fields`` raises
+    ``StudyConfigError`` naming the key (grading must not run on a broken setup)."""
+    raw = stored_config(study)
+    config = StudyConfig.from_stored(raw, title=study.title)
+    if strict_grading:
+        config = replace(
+            config,
+            grading=grading_settings(raw.get("grading")),
+            report_fields=report_fields(raw.get("report_fields")),
+        )
+    return config
 
 
 def _report_prompt(value: Any) -> str:
@@ -366,4 +399,6 @@ __all__ = [
     "StudyConfigError",
     "grading_settings",
     "report_fields",
+    "stored_config",
+    "study_settings",
 ]

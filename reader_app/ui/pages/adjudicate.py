@@ -145,7 +145,9 @@ with db_session() as session:
             first=state.get("_adj_first"),
         )
         size = view.size
-    agreement = adjudicator_agreement(session=session, actor=adjudicator) if config.double else None
+    agreement = (
+        adjudicator_agreement(session=session, actor=adjudicator) if config.grading.double else None
+    )
 
 st.title("Adjudication")
 show_flash(PAGE)
@@ -165,7 +167,7 @@ if reports_mode:
         state["_rubric_item"] = rubric_view.item.item_id
         rubric_panel(rubric_view.item, _save_rubric)
 else:
-    if config.judge_names:
+    if config.grading.judges:
         st.button(
             "Ask the judges about waiting answers", key="adj_run_judges", on_click=_ask_judges
         )

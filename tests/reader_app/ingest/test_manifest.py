@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from reader_app.grading.config import parse_grading_config
+from reader_app.grading.config import grading_config
 from reader_app.ingest.errors import IngestError
 from reader_app.ingest.manifest import ManifestInvalid, load_manifest
 from reader_app.ingest.study_config import DEFAULT_LIKERT, load_study_config
+from reader_app.models import Study
 from reader_app.study.config import StudyConfig
 from tests.reader_app.ingest.helpers import case, write_manifest
 
@@ -195,10 +196,10 @@ def test_study_toml_grading_table_is_accepted(tmp_path: Path) -> None:
     config = load_study_config(tmp_path / "study.toml", title="x", practice_cases=0)
     assert config.grading.adjudication == "double"
     stored = json.loads(json.dumps(config.to_json()))  # what Study.config_json holds
-    graded = parse_grading_config(stored)
-    assert graded.double and graded.report_fields == ("findings",)
+    graded = grading_config(Study(slug="x", title="x", config_json=json.dumps(stored)))
+    assert graded.grading.double and graded.report_fields == ("findings",)
     # the study names judges; what they are is the server's (READERSTUDY_JUDGES)
-    assert graded.judge_names == ("a", "b")
+    assert graded.grading.judges == ("a", "b")
     assert StudyConfig.from_stored(stored, title="x") == config
 
 
