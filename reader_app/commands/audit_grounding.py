@@ -29,8 +29,9 @@ from reader_app.grounding_audit.figures import audit_figures, audits
 from reader_app.grounding_audit.images import FILLS
 from reader_app.grounding_audit.run import AuditConflict, run_audit
 from reader_app.llm import endpoint_host
+from reader_app.llm.prompts import load_prompt
 from reader_app.runs.autograde_hook import autograde_after_run
-from reader_app.runs.prompt import default_prompt, load_prompt
+from reader_app.runs.prompt import default_prompt
 from reader_app.runs.record import RunConflict
 from reader_app.runs.runner import RunAborted
 from reader_app.study.config import study_settings

@@ -25,11 +25,12 @@ from reader_app.commands.progress_bar import RunProgressBar
 from reader_app.grading.config import GradingConfigError, grading_config, study_judges
 from reader_app.llm import ChatClient, endpoint_host
 from reader_app.llm.judges import JudgeConfig
+from reader_app.llm.prompts import DEFAULT_PROMPT, load_prompt
 from reader_app.models import Study
 from reader_app.runs.arrival_grading import GradeOnArrival
 from reader_app.runs.autograde_hook import autograde_after_run
 from reader_app.runs.lease import DEFAULT_LEASE_S
-from reader_app.runs.prompt import DEFAULT_PROMPT, GROUNDED_PROMPT, default_prompt, load_prompt
+from reader_app.runs.prompt import GROUNDED_PROMPT, default_prompt
 from reader_app.runs.record import (
     DEFAULT_REPORT_PROMPT,
     STRIP_MODES,

@@ -1,8 +1,7 @@
 """The chat message a model receives for one case, and which built-in prompt a run gets.
 
 Prompt files and their loading live in ``reader_app.llm.prompts`` (runs and
-judges share them); ``Prompt`` and ``load_prompt`` are imported here for the
-run modules.
+judges share them); import ``Prompt`` and ``load_prompt`` from there.
 """
 
 from __future__ import annotations
@@ -12,18 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reader_app.llm.prompts import DEFAULT_PROMPT, PROMPT_DIR, Prompt, builtin_prompts, load_prompt
+from reader_app.llm.prompts import DEFAULT_PROMPT, Prompt
 
 __all__ = [
-    "DEFAULT_PROMPT",
     "GROUNDED_PROMPT",
-    "PROMPT_DIR",
     "CaseImageBytes",
-    "Prompt",
-    "builtin_prompts",
     "case_messages",
     "default_prompt",
-    "load_prompt",
     "png_data_url",
 ]
 

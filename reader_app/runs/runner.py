@@ -35,11 +35,12 @@ from reader_app.core.errors import ReaderStudyError
 from reader_app.core.text_rules.answers import clean_model_text, store_raw
 from reader_app.exam.next_case import ImageView, case_view
 from reader_app.llm import ChatClient, EndpointError, FatalEndpointError
+from reader_app.llm.prompts import Prompt, load_prompt
 from reader_app.models import Case, ModelRun, Response, ResponseRevision, Study, utcnow
 from reader_app.runs import lease
 from reader_app.runs.case_job import CaseJob, Outcome
 from reader_app.runs.grounded import stored_location
-from reader_app.runs.prompt import Prompt, case_messages, load_prompt
+from reader_app.runs.prompt import case_messages
 from reader_app.runs.record import (
     DEFAULT_REPORT_PROMPT,
     RunSpec,

@@ -10,10 +10,10 @@ from reader_app.exam.next_case import next_case
 from reader_app.exam.order import ensure_order
 from reader_app.exam.submit import submit_answer, validate_answer
 from reader_app.llm import ChatClient
+from reader_app.llm.prompts import load_prompt
 from reader_app.models import Case, CaseImage, Verdict, utcnow
 from reader_app.results import tidy_responses
 from reader_app.runs.autograde_hook import autograde_after_run
-from reader_app.runs.prompt import load_prompt
 from reader_app.runs.record import RunSpec
 from reader_app.runs.runner import run_model
 from scoring.score import score_responses

@@ -10,6 +10,7 @@ from sqlmodel import Session, col, select
 
 from reader_app.core.settings import Settings
 from reader_app.llm import ChatClient
+from reader_app.llm.prompts import load_prompt
 from reader_app.models import (
     Case,
     CaseImage,
@@ -20,7 +21,6 @@ from reader_app.models import (
     Study,
 )
 from reader_app.runs import lease
-from reader_app.runs.prompt import load_prompt
 from reader_app.runs.record import RunConflict, RunSpec
 from reader_app.runs.runner import (
     RunAborted,
