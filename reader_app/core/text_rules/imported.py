@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import unicodedata
 
+from reader_app.core.text_rules.answers import ALLOWED_CONTROLS
+
 # Unicode general categories refused outright: Cc control, Cf format (bidi
 # overrides, zero-width characters), Cs surrogate, Zl/Zp line/paragraph separator.
 _REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
-_MULTILINE_OK = frozenset("\t\n\r")
 
 # Field limits in characters (the database columns are at least this wide).
 MAX_CASE_ID = 200
@@ -38,7 +39,7 @@ def text_problem(value: str, *, max_chars: int, multiline: bool = False) -> str 
     if len(value) > max_chars:
         return f"is {len(value)} characters long; the limit is {max_chars}"
     for position, char in enumerate(value, start=1):
-        if multiline and char in _MULTILINE_OK:
+        if multiline and char in ALLOWED_CONTROLS:
             continue
         category = unicodedata.category(char)
         if category in _REFUSED_CATEGORIES:
