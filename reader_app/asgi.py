@@ -12,11 +12,13 @@ Streamlit's own routes, outermost first:
   uploader, within that page's limit.
 
 Importing this module also runs the settings check (``load_settings``: the
-cookie secrets included), so a bad configuration stops the server at start.
+cookie secrets included, and ``server.cookieSecret`` wherever Streamlit read it:
+reader_app/ui/server_secret.py), so a bad configuration stops the server at start.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +30,9 @@ from streamlit.util import calc_hash
 from reader_app.browser_proof import TRUSTED_USER_HEADERS, USER_KEY, BrowserProof
 from reader_app.origin_check import SameOrigin
 from reader_app.security_headers import SecurityHeaders
-from reader_app.settings import load_settings
+from reader_app.settings import SettingsError, load_settings
 from reader_app.ui.navigation import ALL_PAGES
+from reader_app.ui.server_secret import check_server_cookie_secret
 from reader_app.ui.upload_pages import upload_pages
 from reader_app.upload_gate import UploadGate, UploadSession
 
@@ -84,6 +87,11 @@ def _bind_sessions_to_browsers() -> None:
 
 
 settings = load_settings()
+try:  # server.cookieSecret from config.toml or a flag, too
+    check_server_cookie_secret()
+except SettingsError as exc:
+    print(f"readerstudy: configuration error: {exc}", file=sys.stderr)
+    raise SystemExit(2) from exc
 _bind_sessions_to_browsers()
 app = st.App(
     MAIN,
