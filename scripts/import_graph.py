@@ -46,7 +46,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("casebank", "study_config", "grounding"),  # cases, study settings, grounding rules
     ("assets", "window_presets"),  # the content-addressed PNG store, display windows
     ("llm",),  # the one OpenAI-compatible chat client
-    ("upload_gate", "origin_check"),  # ASGI doors in front of Streamlit (asgi.py)
+    ("upload_gate", "origin_check", "upload_spool"),  # ASGI doors in front of Streamlit (asgi.py)
     ("browser_proof",),  # the browser's sign-in proof cookie
     ("auth", "text_policy", "text_rules", "csv_safe", "security_headers", "served_address"),
     ("audit",),
