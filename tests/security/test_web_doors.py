@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session
 
+from benchmarks.memory import Sampler
 from reader_app.browser_proof import COOKIE, HEADER, browser_id
 from reader_app.db import make_engine
 from reader_app.settings import load_settings
@@ -185,26 +185,6 @@ def test_the_browser_proof_cookie_is_http_only(site: Site) -> None:
     assert "HttpOnly" in set_cookie[0] and "SameSite=Lax" in set_cookie[0]
 
 
-class PeakRss:
-    """The process's highest VmRSS, sampled every 20 ms while the block runs."""
-
-    def __init__(self, pid: int) -> None:
-        self.pid, self.peak, self._stop = pid, rss_kib(pid), threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-
-    def _sample(self) -> None:
-        while not self._stop.wait(0.02):
-            self.peak = max(self.peak, rss_kib(self.pid))
-
-    def __enter__(self) -> PeakRss:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
 def _uploads(root: Path, pid: int) -> list[Path]:
     """The uploaded files on disk of the server process ``pid`` (reader_app/upload_spool.py)."""
     folder = root / "data" / UPLOADS / f"{socket.gethostname()}-{pid}"
@@ -231,8 +211,7 @@ def test_a_large_upload_streams_to_disk_and_leaves_with_its_session(tmp_path: Pa
         visit(url, cookies=cookies, query=token, page="new-study")  # warm the page's imports
         with live_visit(url, cookies=cookies, query=token, page="new-study") as setup:
             sid = setup.session_id
-            base = rss_kib(pid)
-            with PeakRss(pid) as rss:
+            with Sampler(pid, every=0.05) as rss:  # the server's RSS, 20 times a second
                 assert put_file(url, sid, 200 * MB, cookies=cookies) == 204
             (stored,) = _uploads(root, pid)
             assert stored.stat().st_size == 200 * MB
@@ -251,8 +230,9 @@ def test_a_large_upload_streams_to_disk_and_leaves_with_its_session(tmp_path: Pa
         while _uploads(root, pid) and time.monotonic() < deadline:
             time.sleep(0.5)
         assert _uploads(root, pid) == []
-    print(f"RSS before the 200 MB upload {base} KiB, peak while it streamed {rss.peak} KiB")
-    assert rss.peak - base < 64 * 1024, f"peak RSS {base} -> {rss.peak} KiB"
+    base, peak = rss.samples[0][1], max(kib for _, kib in rss.samples)
+    print(f"RSS before the 200 MB upload {base} KiB, peak while it streamed {peak} KiB")
+    assert peak - base < 64 * 1024, f"peak RSS {base} -> {peak} KiB"
 
 
 def _dead_pid() -> int:
