@@ -17,7 +17,7 @@ from __future__ import annotations
 from streamlit import config
 from streamlit.config_option import ConfigOption
 
-from reader_app.settings import check_cookie_secret
+from reader_app.core.settings import check_cookie_secret
 
 OPTION = "server.cookieSecret"
 _UNSET = {ConfigOption.DEFAULT_DEFINITION, ConfigOption.STREAMLIT_DEFINITION}

@@ -25,8 +25,8 @@ from streamlit.runtime import RuntimeConfig
 from streamlit.runtime.uploaded_file_manager import UploadedFile, UploadedFileRec
 from streamlit.web.server.app_discovery import discover_asgi_app
 
+from reader_app.core.upload_spool import UPLOAD_IDS, SpoolPut, UploadSpool, sweep_leftovers
 from reader_app.ui.disk_uploads import DiskUploadedFileManager, xsrf_ok
-from reader_app.upload_spool import UPLOAD_IDS, SpoolPut, UploadSpool, sweep_leftovers
 from tests.e2e.conftest import ROOT
 
 # sha256 of Streamlit 1.67's App._create_runtime: disk_uploads.with_disk_uploads copies it

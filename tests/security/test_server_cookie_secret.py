@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from streamlit import config
 
-from reader_app.settings import MIN_COOKIE_SECRET, SettingsError
+from reader_app.core.settings import MIN_COOKIE_SECRET, SettingsError
 from reader_app.ui.server_secret import check_server_cookie_secret
 from tests.e2e.conftest import ROOT, free_port
 from tests.security.test_cookie_secret import PLACEHOLDER, _site_env

@@ -22,10 +22,10 @@ import pytest
 from sqlmodel import Session
 
 from benchmarks.memory import Sampler
-from reader_app.browser_proof import COOKIE, HEADER, browser_id
-from reader_app.db import make_engine
-from reader_app.settings import load_settings
-from reader_app.upload_spool import UPLOADS
+from reader_app.core.browser_proof import COOKIE, HEADER, browser_id
+from reader_app.core.db import make_engine
+from reader_app.core.settings import load_settings
+from reader_app.core.upload_spool import UPLOADS
 from tests.e2e.conftest import ServedApp, start_app, stop_app
 from tests.factories import make_reader, make_study
 from tests.security.bare_client import (
@@ -64,7 +64,7 @@ def served_site(root: Path, **extra_env: str) -> Iterator[Site]:
     )
     env.update(extra_env)
     settings = load_settings(env)
-    from reader_app.db import migrate
+    from reader_app.core.db import migrate
 
     migrate(settings.database_url)
     engine = make_engine(settings.database_url)
@@ -186,7 +186,7 @@ def test_the_browser_proof_cookie_is_http_only(site: Site) -> None:
 
 
 def _uploads(root: Path, pid: int) -> list[Path]:
-    """The uploaded files on disk of the server process ``pid`` (reader_app/upload_spool.py)."""
+    """The uploaded files on disk of the server process ``pid`` (reader_app/core/upload_spool.py)."""
     folder = root / "data" / UPLOADS / f"{socket.gethostname()}-{pid}"
     return sorted(p for p in folder.iterdir() if p.suffix != ".part")
 
