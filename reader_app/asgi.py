@@ -9,14 +9,18 @@ Streamlit's own routes, outermost first:
 - reader_app/core/origin_check.py: no websocket or upload from another web site;
 - reader_app/core/browser_proof.py: every session bound to the browser that opened it;
 - reader_app/core/upload_gate.py: uploads only from signed-in staff on a page with an
-  uploader, within that page's limit.
+  uploader, within that page's limit; written to disk as they stream
+  (reader_app/core/upload_spool.py, behind Streamlit's uploaded-file manager:
+  reader_app/ui/disk_uploads.py).
 
 Importing this module also runs the settings check (``load_settings``: the
-cookie secrets included), so a bad configuration stops the server at start.
+cookie secrets included, and ``server.cookieSecret`` wherever Streamlit read it:
+reader_app/ui/server_secret.py), so a bad configuration stops the server at start.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +32,12 @@ from streamlit.util import calc_hash
 from reader_app.core.browser_proof import TRUSTED_USER_HEADERS, USER_KEY, BrowserProof
 from reader_app.core.origin_check import SameOrigin
 from reader_app.core.security_headers import SecurityHeaders
-from reader_app.core.settings import load_settings
+from reader_app.core.settings import SettingsError, load_settings
 from reader_app.core.upload_gate import UploadGate, UploadSession
+from reader_app.core.upload_spool import UPLOADS, SpoolPut, UploadSpool
+from reader_app.ui.disk_uploads import reaper, with_disk_uploads, xsrf_ok
 from reader_app.ui.navigation import ALL_PAGES
+from reader_app.ui.server_secret import check_server_cookie_secret
 from reader_app.ui.upload_pages import upload_pages
 
 MAIN = Path(__file__).resolve().parent / "main.py"
@@ -65,16 +72,6 @@ def upload_session(session_id: str) -> UploadSession | None:
     )
 
 
-def keep_only(session_id: str, file_id: str) -> None:
-    """Drop the session's other uploaded files: one file per session at a time."""
-    from streamlit.runtime import Runtime
-
-    manager: Any = Runtime.instance().uploaded_file_mgr  # a MemoryUploadedFileManager
-    stored = getattr(manager, "file_storage", {}).get(session_id, {})
-    for other in [f for f in list(stored) if f != file_id]:
-        manager.remove_file(session_id, other)
-
-
 def _bind_sessions_to_browsers() -> None:
     """Streamlit resumes a session only for the same user info: put the proof in it."""
     current = config.get_option("server.trustedUserHeaders")
@@ -84,9 +81,16 @@ def _bind_sessions_to_browsers() -> None:
 
 
 settings = load_settings()
+try:  # server.cookieSecret from config.toml or a flag, too
+    check_server_cookie_secret()
+except SettingsError as exc:
+    print(f"readerstudy: configuration error: {exc}", file=sys.stderr)
+    raise SystemExit(2) from exc
 _bind_sessions_to_browsers()
+spool = UploadSpool(settings.data_dir / UPLOADS)  # sweeps what dead servers left first
 app = st.App(
     MAIN,
+    lifespan=reaper(spool),  # removes the files of sessions that expired
     middleware=[
         Middleware(SecurityHeaders),
         Middleware(SameOrigin, allowed=[settings.base_url]),
@@ -95,7 +99,9 @@ app = st.App(
             UploadGate,
             lookup=upload_session,
             pages=upload_pages(settings.max_upload_mb),
-            keep_only=keep_only,
+            keep_only=spool.keep_only,
+            put_app=SpoolPut(spool, xsrf_ok),
         ),
     ],
 )
+with_disk_uploads(app, spool)  # its runtime keeps uploads on disk (not in memory)

@@ -17,6 +17,8 @@ from reader_app.core.auth import AuthError, require_role
 from reader_app.models import ModelRun, Reader, Response, Study
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from reader_app.runs.import_writer import ImportSummary
 
 RUN_ROLES = ("analyst", "coordinator")
@@ -79,12 +81,14 @@ def import_model_file(
     *,
     session: Session,
     actor: Reader,
-    data: bytes,
+    data: bytes | Path,
     filename: str,
     name: str | None = None,
     group: str | None = None,
 ) -> tuple[ImportSummary, str]:
     """Import an uploaded JSONL/CSV/RadLE file (all or nothing), then auto-grade.
+
+    ``data``: the file on disk (the browser's upload) or its bytes.
 
     Raises RunImportError with a message for the user; returns the summary and
     the grading line.

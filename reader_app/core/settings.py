@@ -144,7 +144,8 @@ def default_secrets_files() -> list[Path]:
     return [Path.home() / ".streamlit" / "secrets.toml", Path.cwd() / ".streamlit" / "secrets.toml"]
 
 
-def _check_cookie_secret(where: str, secret: object) -> None:
+def check_cookie_secret(where: str, secret: object) -> None:
+    """Refuse a secret that signs nothing; ``where`` names the setting and its source."""
     if not isinstance(secret, str) or not secret.strip():
         raise SettingsError(f"{where}: missing or empty; set a long random string")
     if secret.strip() in PLACEHOLDER_COOKIE_SECRETS or secret.strip().startswith("<"):
@@ -175,9 +176,9 @@ def check_cookie_secrets(env: Mapping[str, str], secrets_files: Sequence[Path]) 
             raise SettingsError(f"{path}: cannot read it as TOML: {exc}") from exc
         auth = data.get("auth")
         if isinstance(auth, Mapping):
-            _check_cookie_secret(f"{path}: [auth] cookie_secret", auth.get("cookie_secret"))
+            check_cookie_secret(f"{path}: [auth] cookie_secret", auth.get("cookie_secret"))
     if "STREAMLIT_SERVER_COOKIE_SECRET" in env:
-        _check_cookie_secret(
+        check_cookie_secret(
             "STREAMLIT_SERVER_COOKIE_SECRET (server.cookieSecret)",
             env["STREAMLIT_SERVER_COOKIE_SECRET"],
         )

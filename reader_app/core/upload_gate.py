@@ -15,8 +15,9 @@ and keeps it in memory until the session ends. In front of it:
   is read);
 - a session keeps one uploaded file: an accepted ``PUT`` drops the session's
   earlier files (our uploaders take one file each), so one tab holds at most
-  one page limit. Streamlit frees it when the session ends (a closed tab's
-  session once ``server.disconnectedSessionTTL`` has passed).
+  one page limit. With ``put_app`` (reader_app/core/upload_spool.py) the accepted body
+  is written to disk as it streams, not held in memory, and removed when the
+  widget drops it or the session ends or expires.
 
 A plain ASGI middleware (no Streamlit import): reader_app/asgi.py gives it the
 pages with an uploader (reader_app/ui/upload_pages.py) and the ``lookup`` into Streamlit's
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 
 from reader_app.core.browser_proof import browser_of, header_value
 from reader_app.core.security_headers import ASGIApp, Message, Receive, Scope, Send
+from reader_app.core.upload_spool import UPLOAD_IDS
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +88,11 @@ class UploadGate:
         lookup: Callable[[str], UploadSession | None],
         pages: Mapping[str, UploadPage],
         keep_only: Callable[[str, str], None] | None = None,
+        put_app: ASGIApp | None = None,
     ) -> None:
         self.app = app
+        # answers an accepted PUT instead of Streamlit (reader_app/core/upload_spool.py: to disk)
+        self.put_app = put_app
         self.lookup = lookup
         self.pages = dict(pages)
         self.keep_only = keep_only
@@ -124,7 +129,9 @@ class UploadGate:
             return
         if self.keep_only is not None:
             self.keep_only(session_id, file_id)
-        await self._within(cap, page.max_bytes, scope, receive, send)
+        await self._within(
+            cap, page.max_bytes, {**scope, UPLOAD_IDS: (session_id, file_id)}, receive, send
+        )
 
     async def _within(
         self, cap: int, limit: int, scope: Scope, receive: Receive, send: Send
@@ -147,7 +154,7 @@ class UploadGate:
             await send(message)
 
         try:
-            await self.app(scope, counting_receive, tracking_send)
+            await (self.put_app or self.app)(scope, counting_receive, tracking_send)
         except _TooLarge:
             log.warning("upload refused: the body grew past the page's limit while streaming")
             if not started:

@@ -59,7 +59,7 @@ def http_request(
     method: str,
     path: str,
     *,
-    body: bytes | None = None,
+    body: bytes | Iterator[bytes] | None = None,
     headers: dict[str, str] | None = None,
     cookies: dict[str, str] | None = None,
 ) -> tuple[int, list[tuple[str, str]], bytes]:
@@ -156,19 +156,25 @@ def refused_upgrade(url: str, *, origin: str, cookies: dict[str, str] | None = N
 def put_file(
     url: str,
     session_id: str,
-    data: bytes,
+    data: bytes | int,
     *,
     cookies: dict[str, str],
     name: str = "study.zip",
     file_id: str | None = None,
 ) -> int:
-    """PUT one file as the browser's uploader does (multipart, the XSRF header); its status."""
+    """PUT one file as the browser's uploader does (multipart, the XSRF header); its status.
+
+    ``data``: the file's bytes, or a size: that many bytes streamed in 1 MiB chunks
+    (so a large upload costs this client no memory either).
+    """
     boundary = uuid.uuid4().hex
     head = (
         f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
         "Content-Type: application/octet-stream\r\n\r\n"
     ).encode()
-    body = head + data + f"\r\n--{boundary}--\r\n".encode()
+    tail = f"\r\n--{boundary}--\r\n".encode()
+    size = data if isinstance(data, int) else len(data)
+    body = _streamed(head, data, tail) if isinstance(data, int) else head + data + tail
     status, _, _ = http_request(
         url,
         "PUT",
@@ -176,11 +182,20 @@ def put_file(
         body=body,
         headers={
             "Content-Type": f"multipart/form-data; boundary={boundary}",
+            "Content-Length": str(len(head) + size + len(tail)),
             "X-Xsrftoken": cookies.get(XSRF_COOKIE, ""),
         },
         cookies=cookies,
     )
     return status
+
+
+def _streamed(head: bytes, size: int, tail: bytes) -> Iterator[bytes]:
+    yield head
+    chunk = b"z" * (1024 * 1024)
+    for start in range(0, size, len(chunk)):
+        yield chunk[: min(len(chunk), size - start)]
+    yield tail
 
 
 def rss_kib(pid: int) -> int:

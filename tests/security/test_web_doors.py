@@ -9,7 +9,10 @@ without the browser's cookie; a websocket is opened from another origin.
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,12 +21,15 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session
 
+from benchmarks.memory import Sampler
 from reader_app.core.browser_proof import COOKIE, HEADER, browser_id
 from reader_app.core.db import make_engine
 from reader_app.core.settings import load_settings
+from reader_app.core.upload_spool import UPLOADS
 from tests.e2e.conftest import ServedApp, start_app, stop_app
 from tests.factories import make_reader, make_study
 from tests.security.bare_client import (
+    XSRF_COOKIE,
     http_request,
     live_visit,
     page_cookies,
@@ -55,8 +61,8 @@ def served_site(root: Path, **extra_env: str) -> Iterator[Site]:
         READERSTUDY_DATABASE_URL=f"sqlite:///{root / 'rs.db'}",
         READERSTUDY_DATA_DIR=str(root / "data"),
         READERSTUDY_MAX_UPLOAD_MB=str(ZIP_LIMIT_MB),
-        **extra_env,
     )
+    env.update(extra_env)
     settings = load_settings(env)
     from reader_app.core.db import migrate
 
@@ -179,35 +185,57 @@ def test_the_browser_proof_cookie_is_http_only(site: Site) -> None:
     assert "HttpOnly" in set_cookie[0] and "SameSite=Lax" in set_cookie[0]
 
 
-def _held_upload_bytes(url: str) -> int:
-    """Streamlit's own count of the uploaded bytes it holds (its metrics endpoint)."""
-    _, _, body = http_request(url, "GET", "/_stcore/metrics")
-    lines = [x for x in body.decode().splitlines() if 'cache_type="UploadedFileManager"' in x]
-    return int(float(lines[0].split()[-1])) if lines else 0
+def _uploads(root: Path, pid: int) -> list[Path]:
+    """The uploaded files on disk of the server process ``pid`` (reader_app/core/upload_spool.py)."""
+    folder = root / "data" / UPLOADS / f"{socket.gethostname()}-{pid}"
+    return sorted(p for p in folder.iterdir() if p.suffix != ".part")
 
 
-def test_an_ended_sessions_upload_is_freed(tmp_path: Path) -> None:
-    """A staff upload is held while its session lives and freed once the session has
-    ended (here a 2 s server.disconnectedSessionTTL after the tab closed); a second file
-    in the same session replaces the first."""
-    with served_site(tmp_path, STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL="2") as site:
+def test_a_large_upload_streams_to_disk_and_leaves_with_its_session(tmp_path: Path) -> None:
+    """A 200 MB study ZIP PUT by a signed-in coordinator: the server's peak resident memory
+    grows by less than 64 MB while it streams in (Streamlit alone holds it all in memory);
+    the file sits on disk while the session lives, a second file replaces the first, the
+    widget's DELETE removes it, and an ended session's file is removed (here a 2 s
+    server.disconnectedSessionTTL after the tab closed). A leftover of a killed server is
+    swept when the next one starts."""
+    root = tmp_path
+    dead = root / "data" / UPLOADS / f"{socket.gethostname()}-{_dead_pid()}"
+    dead.mkdir(parents=True)
+    (dead / "leftover").write_bytes(b"x" * 1000)
+    env = {"STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": "2", "READERSTUDY_MAX_UPLOAD_MB": "256"}
+    with served_site(root, **env) as site:
         url, pid = site.app.url, site.app.proc.pid
+        assert not dead.exists()  # swept at start-up
         token = f"token={site.coordinator}"
         cookies = page_cookies(url)
         visit(url, cookies=cookies, query=token, page="new-study")  # warm the page's imports
-        time.sleep(3)
-        visit(url, cookies=cookies)
-        base = rss_kib(pid)
         with live_visit(url, cookies=cookies, query=token, page="new-study") as setup:
-            assert put_file(url, setup.session_id, b"z" * (20 * MB), cookies=cookies) == 204
-            assert put_file(url, setup.session_id, b"z" * (50 * MB), cookies=cookies) == 204
-            assert _held_upload_bytes(url) == 50 * MB  # one file per session
-            held = rss_kib(pid)
-        time.sleep(3)  # past the TTL: the session has ended
-        deadline = time.monotonic() + 60  # Streamlit sweeps expired sessions now and then
-        while _held_upload_bytes(url) and time.monotonic() < deadline:
-            visit(url, cookies=page_cookies(url), settle=0.5)
-        assert _held_upload_bytes(url) == 0
-        freed = rss_kib(pid)
-    assert held - base > 45 * 1024, (base, held)
-    assert freed - base < 15 * 1024, f"RSS {base} -> {held} -> {freed} KiB"
+            sid = setup.session_id
+            with Sampler(pid, every=0.05) as rss:  # the server's RSS, 20 times a second
+                assert put_file(url, sid, 200 * MB, cookies=cookies) == 204
+            (stored,) = _uploads(root, pid)
+            assert stored.stat().st_size == 200 * MB
+            second = str(uuid.uuid4())
+            assert put_file(url, sid, 3 * MB, cookies=cookies, file_id=second) == 204
+            (replaced,) = _uploads(root, pid)  # one file per session
+            assert replaced != stored and replaced.stat().st_size == 3 * MB
+            status, _, _ = http_request(
+                url, "DELETE", f"/_stcore/upload_file/{sid}/{second}", cookies=cookies,
+                headers={"X-Xsrftoken": cookies[XSRF_COOKIE]},
+            )  # fmt: skip
+            assert status == 204 and _uploads(root, pid) == []
+            assert put_file(url, sid, 5 * MB, cookies=cookies) == 204
+            assert len(_uploads(root, pid)) == 1
+        deadline = time.monotonic() + 30  # the tab closed: gone once the TTL has passed
+        while _uploads(root, pid) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _uploads(root, pid) == []
+    base, peak = rss.samples[0][1], max(kib for _, kib in rss.samples)
+    print(f"RSS before the 200 MB upload {base} KiB, peak while it streamed {peak} KiB")
+    assert peak - base < 64 * 1024, f"peak RSS {base} -> {peak} KiB"
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid

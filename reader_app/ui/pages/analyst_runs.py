@@ -13,6 +13,7 @@ from reader_app.core.auth import AuthError
 from reader_app.ui.components.flash import flash, show_flash
 from reader_app.ui.components.safe_text import show_table
 from reader_app.ui.context import db_session, load_reader, staff_user
+from reader_app.ui.disk_uploads import stored_upload
 
 user = staff_user("analyst")
 state = st.session_state
@@ -32,12 +33,12 @@ def _import() -> None:
             summary, graded = import_model_file(
                 session=session,
                 actor=actor,
-                data=upload.getvalue(),
+                data=stored_upload(upload).path,  # the file on disk, not a copy in memory
                 filename=upload.name,
                 name=state.get("runs_name"),
                 group=state.get("runs_group"),
             )
-        except (RunImportError, AuthError, ValueError) as exc:
+        except (RunImportError, AuthError, ValueError, FileNotFoundError) as exc:
             flash(PAGE, "error", f"Import refused, nothing stored: {exc}")
             return
     who = ", ".join([*summary.runs, *summary.readers])

@@ -16,6 +16,7 @@ from reader_app.grading.key import AnswerKeyError, KeyEntry, parse_key_csv, writ
 from reader_app.grading.key_admin import import_key, key_history, list_key, update_key
 from reader_app.ui.components.flash import flash, show_flash
 from reader_app.ui.context import current_user, db_session, load_reader
+from reader_app.ui.disk_uploads import stored_upload
 
 user = current_user()
 state = st.session_state
@@ -50,9 +51,9 @@ def _apply_file() -> None:
     if upload is None:
         flash(PAGE, "error", "Choose a key CSV first.")
         return
-    try:
-        entries = parse_key_csv(upload.getvalue().decode("utf-8-sig"))
-    except (AnswerKeyError, UnicodeDecodeError) as exc:
+    try:  # on disk (reader_app/ui/disk_uploads.py); the upload gate held it to 4 MB
+        entries = parse_key_csv(stored_upload(upload).path.read_bytes().decode("utf-8-sig"))
+    except (AnswerKeyError, UnicodeDecodeError, FileNotFoundError) as exc:
         flash(PAGE, "error", f"Key file refused: {exc}")
         return
     with db_session() as session:

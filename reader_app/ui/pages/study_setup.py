@@ -39,6 +39,7 @@ from reader_app.study_setup.validation import CLEAR, EXCLUDE, Scan
 from reader_app.ui.components.flash import flash, show_flash
 from reader_app.ui.components.safe_text import escape_markdown
 from reader_app.ui.context import app_settings, db_session, load_reader, staff_user
+from reader_app.ui.disk_uploads import stored_upload
 from reader_app.ui.navigation import CASE_BANK
 
 
@@ -84,9 +85,14 @@ def _check() -> None:
                 if upload is None:
                     flash(PAGE, "error", "Choose a ZIP file first.")
                     return
-                source = receive_zip(
-                    session=session, settings=settings, actor=actor, upload=upload, name=upload.name
-                )
+                with stored_upload(upload).path.open("rb") as zip_on_disk:  # read in chunks
+                    source = receive_zip(
+                        session=session,
+                        settings=settings,
+                        actor=actor,
+                        upload=zip_on_disk,
+                        name=upload.name,
+                    )
             state["_setup_source"] = source
             state["_setup_target"] = (mode, slug)
             state["_setup_scan"] = check(
@@ -94,6 +100,8 @@ def _check() -> None:
             )
         except (SetupError, AuthError) as exc:
             flash(PAGE, "error", f"Refused: {exc}")
+        except FileNotFoundError as exc:  # the uploaded file left with an ended session
+            flash(PAGE, "error", str(exc))
 
 
 def _import() -> None:
@@ -256,7 +264,11 @@ else:
     )
     if (chosen := state.get("setup_zip")) is not None:
         with st.container(key="setup_chosen"):
-            st.text(f"Chosen: {chosen.name} ({chosen.size / 1_000_000:.1f} MB)")
+            try:
+                chosen_mb = f"{stored_upload(chosen).size / 1_000_000:.1f} MB"
+            except FileNotFoundError:
+                chosen_mb = "gone; choose it again"
+            st.text(f"Chosen: {chosen.name} ({chosen_mb})")
     if settings.import_root is None:
         st.caption("Importing from a server folder is off (READERSTUDY_IMPORT_ROOT is not set).")
 st.button("Check the study", key="setup_check", type="primary", on_click=_check)
