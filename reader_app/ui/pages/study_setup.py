@@ -40,7 +40,13 @@ from reader_app.study_setup.service import (
 from reader_app.study_setup.validation import CLEAR, EXCLUDE, Scan
 from reader_app.ui.components.flash import flash, show_flash
 from reader_app.ui.components.safe_text import escape_markdown
-from reader_app.ui.context import app_settings, db_session, load_reader, staff_user
+from reader_app.ui.context import (
+    app_settings,
+    db_session,
+    hold_staff_link,
+    load_reader,
+    staff_user,
+)
 from reader_app.ui.navigation import CASE_BANK
 
 
@@ -147,6 +153,7 @@ def _coordinator_link(job_id: int) -> None:
             flash(PAGE, "error", str(exc))
             return
     state["_setup_link"] = sign_in_link(settings.base_url, invite.token)
+    hold_staff_link(invite.token)  # the sidebar's switcher offers the new study at once
 
 
 @st.fragment(run_every=1.0)
