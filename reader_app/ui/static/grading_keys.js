@@ -34,37 +34,27 @@ export default function (component) {
   const typed = same ? kept : { grade: "", note: "" };
 
   const root = el("div", { class: "gk", "data-item": data.item });
-  let grade = null;
-  if (data.grade) {
+  // one labelled text field with its hint; ``attrs`` add to the input's own
+  function field(id, spec, value, attrs) {
     const wrap = el("div", { class: "gk-field" });
-    const id = "gk-grade";
-    wrap.append(el("label", { for: id }, data.grade.label));
-    grade = el("input", {
+    const input = el("input", {
       id,
       type: "text",
-      inputmode: "numeric",
       autocomplete: "off",
-      maxlength: "2",
-      "data-field": data.grade.field,
-      "aria-describedby": "gk-grade-help",
+      "data-field": spec.field,
+      "aria-describedby": `${id}-help`,
+      ...attrs,
     });
-    grade.value = typed.grade;
-    wrap.append(grade, el("p", { class: "gk-hint", id: "gk-grade-help" }, data.grade.help));
+    input.value = value;
+    wrap.append(el("label", { for: id }, spec.label), input);
+    wrap.append(el("p", { class: "gk-hint", id: `${id}-help` }, spec.help));
     root.append(wrap);
+    return input;
   }
-  const noteWrap = el("div", { class: "gk-field" });
-  noteWrap.append(el("label", { for: "gk-note" }, data.note.label));
-  const note = el("input", {
-    id: "gk-note",
-    type: "text",
-    autocomplete: "off",
-    maxlength: String(data.note.max_chars),
-    "data-field": data.note.field,
-    "aria-describedby": "gk-note-help",
-  });
-  note.value = typed.note;
-  noteWrap.append(note, el("p", { class: "gk-hint", id: "gk-note-help" }, data.note.help));
-  root.append(noteWrap);
+  const grade = data.grade
+    ? field("gk-grade", data.grade, typed.grade, { inputmode: "numeric", maxlength: "2" })
+    : null;
+  const note = field("gk-note", data.note, typed.note, { maxlength: String(data.note.max_chars) });
 
   const buttons = el("div", { class: "gk-buttons" });
   const byKey = new Map();
