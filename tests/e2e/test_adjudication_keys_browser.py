@@ -17,11 +17,11 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session, col, select
 
-from reader_app.auth import sign_in_link
-from reader_app.casebank import RenderedImage, add_case
+from reader_app.core.auth import sign_in_link
+from reader_app.core.settings import Settings
 from reader_app.grading.rubric_grades import rubric_frame
 from reader_app.models import Adjudication, AuditEvent, CaseReport, Verdict
-from reader_app.settings import Settings
+from reader_app.study.casebank import RenderedImage, add_case
 from tests.e2e.conftest import ServedApp, artifact
 from tests.e2e.contrast import low_contrast_texts
 from tests.e2e.exam_driver import settled, slice_number, viewer_ready

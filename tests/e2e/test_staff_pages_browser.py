@@ -22,11 +22,11 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session, select
 
-from reader_app.auth import sign_in_link
+from reader_app.core.auth import sign_in_link
+from reader_app.core.settings import Settings
 from reader_app.exam.profile import save_profile, validate_profile
 from reader_app.ingest.manifest import COLUMNS
 from reader_app.models import Reader
-from reader_app.settings import Settings
 from tests.e2e.conftest import ServedApp, artifact
 from tests.e2e.contrast import low_contrast_texts
 from tests.e2e.exam_driver import settled

@@ -8,7 +8,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from alembic import command
 
-from reader_app.db import alembic_config
+from reader_app.core.db import alembic_config
 
 NOW = "2026-01-01 00:00:00.000000"
 

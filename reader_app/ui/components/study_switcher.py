@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from reader_app.auth import AuthError
+from reader_app.core.auth import AuthError
 from reader_app.ui.components.safe_text import escape_markdown
 from reader_app.ui.context import SignedIn, hold_staff_link, staff_studies, switch_study
 

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 import streamlit as st
 
-from reader_app.auth import AuthError, sign_in_link
+from reader_app.core.auth import AuthError, sign_in_link
 from reader_app.ingest.errors import FIRST_PROBLEMS
 from reader_app.ingest.manifest import COLUMNS
 from reader_app.ingest.manifest_template import STUDY_TOML_TEMPLATE, manifest_template_csv
