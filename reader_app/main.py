@@ -15,8 +15,8 @@ import streamlit as st
 from reader_app.core.logs import configure_logging
 from reader_app.exam.onboarding import onboarding_step
 from reader_app.study.config import study_settings
-from reader_app.ui.components.safe_text import escape_markdown
 from reader_app.ui.components.sign_in_panel import sign_in_panel
+from reader_app.ui.components.study_switcher import study_sidebar
 from reader_app.ui.context import db_session, finish_sign_out, load_reader, sign_in
 from reader_app.ui.navigation import PAGES_DIR, other_pages, pages_for
 
@@ -56,9 +56,8 @@ if step != "exam":
         step = onboarding_step(reader, study_settings(study))
         st.session_state["_study_name"] = f"{study.title} ({study.slug})"
     st.session_state["_step"] = step
-if user.role != "reader":  # staff always see which study they are working on
-    name = escape_markdown(st.session_state.get("_study_name", ""))
-    st.sidebar.caption(f"Study: **{name}** · signed in as {escape_markdown(user.code)}")
+if user.role != "reader":  # staff always see which study they are working on, and switch
+    study_sidebar(user, st.session_state.get("_study_name", ""))
 
 specs = pages_for(user.role, step)
 if not specs:

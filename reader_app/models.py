@@ -136,7 +136,11 @@ class Reader(SQLModel, table=True):
     study_id: int = Field(foreign_key="studies.id", index=True)
     code: str = Field(max_length=64)
     role: str = Field(default="reader", max_length=16)
-    group_name: str | None = Field(default=None, max_length=64)  # seniority
+    # seniority as given at invite: what scoring and exports pool by (the profile does not
+    # replace it; an invite without a group takes the profile's answer)
+    group_name: str | None = Field(default=None, max_length=64)
+    # the group the reader's own profile answer gives, kept beside it (migration 0029)
+    profile_group: str | None = Field(default=None, max_length=64)
     email: str | None = Field(default=None, max_length=254)
     # sha256 of the sign-in token; the token itself is never stored
     token_hash: str | None = Field(default=None, unique=True, max_length=64)

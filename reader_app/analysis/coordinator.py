@@ -28,6 +28,7 @@ from PIL import Image
 from sqlmodel import Session, col, func, select
 
 from reader_app.core.auth import require_role
+from reader_app.exam.profile import group_mismatch
 from reader_app.grading.autograde import answered_items
 from reader_app.grading.config import grading_config
 from reader_app.grading.key import study_key
@@ -42,6 +43,7 @@ STATUSES: Final = ("not started", "in progress", "finished", "revoked")
 PROGRESS_COLUMNS: Final = (
     "reader",
     "group",
+    "profile_group",  # the profile's answer, only where it differs from the invite's group
     "status",
     "answered",
     "cases",
@@ -149,6 +151,7 @@ def reader_progress(
             {
                 "reader": reader.code,
                 "group": reader.group_name,
+                "profile_group": group_mismatch(reader),
                 "status": status,
                 "answered": t.answered,
                 "cases": n_cases,
@@ -177,7 +180,7 @@ def progress_display(progress: pd.DataFrame) -> pd.DataFrame:
     shown["median_s_per_case"] = [
         "" if v is None or pd.isna(v) else f"{v:g}" for v in shown["median_s_per_case"]
     ]
-    for column in ("group", "email", "invited"):
+    for column in ("group", "profile_group", "email", "invited"):
         shown[column] = ["" if v is None or pd.isna(v) else str(v) for v in shown[column]]
     return shown
 

@@ -27,6 +27,7 @@ from reader_app.core.auth import (
     sign_in_link,
 )
 from reader_app.core.errors import ReaderStudyError
+from reader_app.exam.profile import group_mismatch
 from reader_app.models import ROLES, Reader, Study
 
 MAX_BATCH: Final = 500
@@ -42,6 +43,7 @@ class InviteRequest:
     code: str
     group: str | None = None
     email: str | None = None
+    line: int = 0  # where it stood in the pasted list (for messages)
 
 
 @dataclass(frozen=True)
@@ -53,29 +55,36 @@ class IssuedLink:
     link: str
 
 
-def parse_invite_lines(text: str) -> list[InviteRequest]:
+def parse_invite_lines(text: str, *, own_code: str | None = None) -> list[InviteRequest]:
     """``code[,group[,email]]`` per line (CSV quoting allowed; blank lines and # skipped).
 
-    Every problem in the list is reported at once, one line each, so a pasted
-    list is mended in one go.
+    Every problem of every line is reported at once, in one summary naming each
+    line, and nothing is invited when any line is bad, so a pasted list is mended
+    in one go. ``own_code``: the inviting coordinator, who cannot re-invite
+    themselves (that would replace their own link).
     """
     requests: list[InviteRequest] = []
     problems: list[str] = []
-    seen: set[str] = set()
-    for n, row in enumerate(csv.reader(io.StringIO(text)), start=1):
+    seen: dict[str, int] = {}
+    reader = csv.reader(io.StringIO(text))
+    for row in reader:
+        n = reader.line_num  # the line the row ends on (a quoted cell may span lines)
         cells = [c.strip() for c in row]
         if not cells or not any(cells) or cells[0].startswith("#"):
             continue
-        problem = _line_problem(cells, seen)
-        if problem:
-            problems.append(f"line {n}: {problem}")
+        found = _line_problems(cells, seen, own_code)
+        if found:
+            problems.append(f"line {n}: {'; '.join(found)}")
             continue
-        seen.add(cells[0])
+        seen[cells[0]] = n
         group = cells[1] if len(cells) > 1 and cells[1] else None
         email = cells[2] if len(cells) > 2 and cells[2] else None
-        requests.append(InviteRequest(code=cells[0], group=group, email=email))
+        requests.append(InviteRequest(code=cells[0], group=group, email=email, line=n))
     if problems:
-        raise InviteError("\n".join(problems))
+        raise InviteError(
+            f"{len(problems)} line(s) of the list need fixing; no link was created.\n"
+            + "\n".join(problems)
+        )
     if not requests:
         raise InviteError("Enter at least one reader code.")
     if len(requests) > MAX_BATCH:
@@ -83,21 +92,26 @@ def parse_invite_lines(text: str) -> list[InviteRequest]:
     return requests
 
 
-def _line_problem(cells: list[str], seen: set[str]) -> str | None:
+def _line_problems(cells: list[str], seen: dict[str, int], own_code: str | None) -> list[str]:
     if len(cells) > 3:
-        return f"expected code[,group[,email]], got {len(cells)} fields"
+        return [f"expected code[,group[,email]], got {len(cells)} fields"]
+    problems = []
     code = cells[0]
     if not code or len(code) > 64:
-        return "the reader code must be 1-64 characters"
-    if code in seen:
-        return f"{code!r} appears twice"
+        problems.append("the reader code must be 1-64 characters")
+    elif code in seen:
+        problems.append(f"{code!r} appears twice (first on line {seen[code]})")
+    elif own_code is not None and code == own_code:
+        problems.append(
+            f"{code!r} is you: you cannot re-invite yourself (it would replace your own link)"
+        )
     group = cells[1] if len(cells) > 1 else ""
     email = cells[2] if len(cells) > 2 else ""
     if len(group) > 64:
-        return "the group must be at most 64 characters"
+        problems.append("the group must be at most 64 characters")
     if email and ("@" not in email or len(email) > 254):
-        return f"{email!r} is not an email address"
-    return None
+        problems.append(f"{email!r} is not an email address")
+    return problems
 
 
 def shown_links(
@@ -186,6 +200,7 @@ def people(*, session: Session, actor: Reader) -> pd.DataFrame:
                 "code": r.code,
                 "role": r.role,
                 "group": r.group_name or "",
+                "profile_group": group_mismatch(r) or "",
                 "email": r.email or "",
                 "access": (
                     "revoked"
@@ -198,8 +213,18 @@ def people(*, session: Session, actor: Reader) -> pd.DataFrame:
             }
             for r in rows
         ],
-        columns=["code", "role", "group", "email", "access", "invited_at"],
+        columns=["code", "role", "group", "profile_group", "email", "access", "invited_at"],
     )
+
+
+def group_differences(frame: pd.DataFrame, *, code: str = "code") -> list[str]:
+    """``W01: invited as PGY4, profile says board-certified`` for every row whose profile
+    answer differs from the invite's group (the invite's group is the one scored)."""
+    rows = frame[frame["profile_group"].fillna("").astype(str) != ""]
+    return [
+        f"{r[code]}: invited as {r['group']}, profile says {r['profile_group']}"
+        for _, r in rows.iterrows()
+    ]
 
 
 def links_frame(issued: list[IssuedLink]) -> pd.DataFrame:

@@ -1,8 +1,13 @@
-"""The reader's short profile, which sets their group for analysis.
+"""The reader's short profile, and the group it derives, kept beside the invite's group.
 
 Role is one of board-certified radiologist, trainee (with training year) or
 other; the group derived from it (``board-certified``, ``PGY3``, ``other``) is
-what results and scoring pool readers by.
+stored as ``Reader.profile_group``. Results and scoring pool readers by the
+group the coordinator gave at invite (``Reader.group_name``): the coordinator
+chose the study's groups, so a reader's own answer does not silently move them
+(issue 29: W01 invited as PGY4 answered board-certified). A reader invited
+without a group takes the profile's group. The coordinator sees any difference
+on the Progress and Invites pages (``group_mismatch``).
 """
 
 from __future__ import annotations
@@ -83,17 +88,25 @@ def load_profile(reader: Reader) -> ReaderProfile | None:
 
 
 def save_profile(*, session: Session, reader: Reader, profile: ReaderProfile) -> None:
-    """Store the profile and make its group the reader's analysis group."""
-    previous = reader.group_name
+    """Store the profile and its group beside the invite's group (which stays, if given)."""
     reader.profile_json = json.dumps(asdict(profile), sort_keys=True)
-    reader.group_name = profile.group
+    reader.profile_group = profile.group
+    if not reader.group_name:  # invited without a group: the profile's answer is all we have
+        reader.group_name = profile.group
     session.add(reader)
     record_event(
         session=session,
         actor=f"reader:{reader.code}",
         action="profile",
         study_id=reader.study_id,
-        group=profile.group,
-        previous_group=previous,
+        group=reader.group_name,
+        profile_group=profile.group,
     )
     session.commit()
+
+
+def group_mismatch(reader: Reader) -> str | None:
+    """The profile's group when it differs from the invite's, else None (nothing to say)."""
+    if reader.profile_group and reader.group_name and reader.profile_group != reader.group_name:
+        return reader.profile_group
+    return None

@@ -22,19 +22,13 @@ from dataclasses import dataclass
 from sqlmodel import Session, col, select
 
 from reader_app.core.auth import require_role
+from reader_app.exam.next_case import ImageView
 from reader_app.grading.autograde import AnswerItem, answered_items, autograde_study
 from reader_app.grading.config import grading_config
 from reader_app.grading.key import KeyEntry, study_key
 from reader_app.grading.matcher import Suggestion, rank_suggestions
 from reader_app.grading.memory import active_verdicts
 from reader_app.models import Adjudication, Case, CaseImage, Reader, Study
-
-
-@dataclass(frozen=True)
-class QueueImage:
-    sha256: str
-    label: str
-    role: str
 
 
 @dataclass(frozen=True)
@@ -45,7 +39,7 @@ class QueueItem:
     case_public_id: str
     case_kind: str  # spot | strip (the case's kind, not the responder's)
     history: str | None
-    images: tuple[QueueImage, ...]
+    images: tuple[ImageView, ...]  # what the viewer shows (window, size, role)
     reference: str
     synonyms: tuple[str, ...]
     candidate: str
@@ -131,7 +125,9 @@ def build_item(
         case_public_id=case.public_id,
         case_kind=case.kind,
         history=case.history,
-        images=tuple(QueueImage(i.sha256, i.label, i.role) for i in images),
+        images=tuple(
+            ImageView(i.sha256, i.label, i.window, i.role, i.width, i.height) for i in images
+        ),
         reference=entry.diagnosis,
         synonyms=entry.synonyms,
         candidate=item.representative,

@@ -25,9 +25,9 @@ from sqlmodel import Session, col, select
 
 from reader_app.core.audit import record_event
 from reader_app.core.auth import require_role
+from reader_app.exam.next_case import ImageView
 from reader_app.grading.config import grading_config
 from reader_app.grading.key import case_key
-from reader_app.grading.queue import QueueImage
 from reader_app.grading.rubric_grades import RUBRIC_MAX, RubricError, agreed_judgements
 from reader_app.models import (
     Case,
@@ -49,8 +49,9 @@ class RubricItem:
     case_public_id: str
     case_kind: str  # spot | strip (the case's kind, not the responder's)
     history: str | None
-    images: tuple[QueueImage, ...]
+    images: tuple[ImageView, ...]
     reference: str
+    reference_is_report: bool  # the case's reference report, else the key's diagnosis
     findings: str
     impression: str
 
@@ -131,8 +132,11 @@ def rubric_queue(
             case_public_id=case.public_id,
             case_kind=case.kind,
             history=case.history,
-            images=tuple(QueueImage(i.sha256, i.label, i.role) for i in images),
+            images=tuple(
+                ImageView(i.sha256, i.label, i.window, i.role, i.width, i.height) for i in images
+            ),
             reference=ref.text() if ref else (entry.diagnosis if entry else ""),
+            reference_is_report=ref is not None,
             findings=(response.findings or "").strip(),
             impression=(response.impression or "").strip(),
         ),

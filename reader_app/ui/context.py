@@ -74,10 +74,14 @@ def oidc_configured() -> bool:
         return False
 
 
-def _forget_session() -> None:
+HELD = "_held_tokens"  # reader id -> sign-in token: the staff studies this tab may switch to
+
+
+def _forget_session(*, keep: tuple[str, ...] = ()) -> None:
     """Drop everything this browser session holds (another reader's case, order, form)."""
     for key in list(st.session_state.keys()):
-        del st.session_state[key]
+        if key not in keep:
+            del st.session_state[key]
 
 
 def _refuse(message: str) -> None:
@@ -110,6 +114,9 @@ def _sign_in_with_token(token: str) -> SignedIn | None:
             return None
         user = _remember(reader, reader.token_hash)
     st.session_state["_token"] = token
+    if reader.role != "reader":  # a staff link: one of the studies the switcher offers
+        assert reader.id is not None
+        st.session_state.setdefault(HELD, {})[reader.id] = token
     return user
 
 
@@ -214,3 +221,70 @@ def reader_for_callback(session: Session, user: SignedIn) -> Reader | None:
     if reader is None or not still_valid(reader, user.token_hash):
         return None
     return reader
+
+
+@dataclass(frozen=True)
+class StaffStudy:
+    reader_id: int
+    label: str  # "Title (slug) · role"
+
+
+def staff_studies(user: SignedIn) -> list[StaffStudy]:
+    """The studies this staff member can switch between in this browser tab.
+
+    With institutional sign-in: every study where the verified email holds a staff
+    role. With invite links: the staff links this tab has signed in with (the
+    current one, one pasted into the switcher, the link of a study just created),
+    each checked again (revoked or rotated: gone). A code alone proves nothing: the
+    same code in two studies need not be the same person.
+    """
+    with db_session() as session:
+        if user.via_oidc:
+            me = session.get(Reader, user.reader_id)
+            try:
+                rows = readers_for_email(session=session, email=me.email if me else None)
+            except AuthError:
+                rows = []
+        else:
+            held: dict[int, str] = st.session_state.get(HELD, {})
+            rows = []
+            for reader_id, token in held.items():
+                reader = session.get(Reader, reader_id)
+                if reader is not None and still_valid(reader, hash_token(token)):
+                    rows.append(reader)
+        return [
+            StaffStudy(r.id, f"{_study_title(session, r.study_id)} · {r.role}")
+            for r in rows
+            if r.role != "reader" and r.id is not None
+        ]
+
+
+def hold_staff_link(link_or_token: str) -> Reader:
+    """Remember another study's staff link for the switcher; raise AuthError if it is not
+    a valid staff link (a reader's link signs in on its own, not from a staff page)."""
+    token = link_or_token.strip().rsplit("token=", 1)[-1].split("&", 1)[0]
+    with db_session() as session:
+        reader = authenticate(session=session, token=token)
+        if reader.role == "reader":
+            raise AuthError("That is a reader's link: open it on its own, not here.")
+        assert reader.id is not None
+        st.session_state.setdefault(HELD, {})[reader.id] = token
+        return reader
+
+
+def switch_study(reader_id: int) -> None:
+    """Sign in as the staff row ``reader_id`` (one of ``staff_studies``) from the next run.
+    Everything of the current study leaves the session; only the held links stay."""
+    user: SignedIn | None = st.session_state.get("_signed_in")
+    if user is None or user.reader_id == reader_id:
+        return
+    if user.via_oidc:
+        _forget_session(keep=(HELD,))
+        st.session_state["_oidc_reader"] = reader_id
+        return
+    token = st.session_state.get(HELD, {}).get(reader_id)
+    if token is None:
+        return
+    _forget_session(keep=(HELD,))
+    st.query_params.clear()
+    st.query_params["token"] = token

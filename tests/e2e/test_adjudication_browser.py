@@ -18,7 +18,7 @@ from reader_app.core.auth import sign_in_link
 from reader_app.core.settings import Settings
 from reader_app.results import tidy_responses
 from tests.e2e.conftest import ServedApp, artifact
-from tests.e2e.exam_driver import settled
+from tests.e2e.exam_driver import settled, viewer_ready
 from tests.factories import make_reader
 from tests.reader_app.grading.helpers import (
     answer,
@@ -53,9 +53,9 @@ def test_blinded_adjudication_by_keyboard(
     token = make_reader(session, study, code="A01", role="adjudicator").token
 
     page.goto(sign_in_link(served.url, token))
-    expect(page.locator(".st-key-adj_correct")).to_be_visible(timeout=30_000)
+    expect(page.get_by_role("button", name="Correct", exact=True)).to_be_visible(timeout=30_000)
     _expect_waiting(page, 2)
-    expect(page.locator("img").first).to_be_visible()
+    viewer_ready(page)  # the exam's viewer, read-only
     page.screenshot(path=str(artifact("adjudication-item.png")))
 
     def check_blind() -> str:

@@ -1,10 +1,13 @@
-"""One blinded queue item: the case images, the key and the candidate answer, and the buttons.
+"""One blinded queue item: the case in the exam's viewer, the key, the candidate, the form.
 
-Keyboard: Y correct, A correct and add as synonym, N incorrect, S skip (Streamlit
-ignores these while the note field has focus: Tab or a click leaves it).
-Stable keys: ``adj_note``, ``adj_correct``, ``adj_correct_synonym``,
-``adj_incorrect``, ``adj_skip``. All user text is drawn with ``st.text``
-(never markdown) and invisible control characters are shown as ``<U+XXXX>``.
+The case is shown in the exam's own viewer (``case_viewer.show_case_images``: zoom,
+windows, stack scrolling, for spot images and report strips alike), read-only: no
+marker, nothing of it is sent. The decision form is ``grading_keys``, ours, so its
+keys work straight after typing a note: Y correct, A correct and add as synonym,
+N incorrect, S skip (Enter or Esc leaves the note field first). Stable keys:
+``adj_form`` with ``data-field`` ``adj_note``, ``adj_correct``, ``adj_correct_synonym``,
+``adj_incorrect``, ``adj_skip``. All user text is drawn with ``st.text`` (never
+markdown) and invisible control characters are shown as ``<U+XXXX>``.
 """
 
 from __future__ import annotations
@@ -14,11 +17,31 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
+from reader_app.exam.next_case import CaseView, ImageView
 from reader_app.grading.matcher import Suggestion
-from reader_app.grading.queue import QueueImage, QueueItem
-from reader_app.ui.context import asset_bytes
+from reader_app.grading.queue import QueueItem
+from reader_app.ui.components.case_viewer import show_case_images
+from reader_app.ui.components.grading_keys import (
+    MAX_NOTE_CHARS,
+    GradeAction,
+    grading_form,
+    submitted_action,
+)
 
-NOTE_KEY = "adj_note"
+FORM_KEY = "adj_form"
+ACTIONS = (
+    GradeAction("correct", "Correct", "Y", "adj_correct", primary=True),
+    GradeAction("incorrect", "Incorrect", "N", "adj_incorrect"),
+    GradeAction("skip", "Skip", "S", "adj_skip"),
+    GradeAction(
+        "synonym",
+        "Correct, and add this answer to the key as a synonym",
+        "A",
+        "adj_correct_synonym",
+        wide=True,
+    ),
+)
+Decide = Callable[[bool, bool, str], None]  # correct, add as synonym, note
 
 
 def reveal_controls(text: str) -> str:
@@ -29,20 +52,24 @@ def reveal_controls(text: str) -> str:
     )
 
 
-def show_images(images: Sequence[QueueImage], case_kind: str) -> None:
-    shown = [img for img in images if img.role != "montage"] or list(images)
-    if case_kind == "spot" or len(shown) == 1:
-        for img in shown:
-            st.image(asset_bytes(img.sha256), caption=img.label or None, width="stretch")
-        return
-    cols = st.columns(4)
-    for i, img in enumerate(shown):
-        with cols[i % 4]:
-            st.image(asset_bytes(img.sha256), caption=img.label or None, width="stretch")
+def show_case(
+    public_id: str, kind: str, images: Sequence[ImageView], windows: Sequence[str] = ()
+) -> None:
+    """The case in the exam's viewer, as a reader saw it (no marker: read-only)."""
+    case = CaseView(
+        public_id=public_id,
+        kind=kind,
+        practice=False,
+        history=None,
+        slot=0,
+        total=1,
+        images=tuple(images),
+    )
+    show_case_images(case, windows=windows)
 
 
 def show_key(reference: str, synonyms: Sequence[str], history: str | None) -> None:
-    st.caption("Reference diagnosis")
+    st.caption("Reference diagnosis (answer key)")
     st.text(reveal_controls(reference) or "—")
     st.caption("Accepted synonyms")
     st.text("\n".join(reveal_controls(s) for s in synonyms) or "—")
@@ -65,50 +92,32 @@ def show_suggestions(suggestions: Sequence[Suggestion]) -> None:
             st.text(f"{s.similarity:5.1f}  {reveal_controls(s.text)}  [{where}]")
 
 
-def decision_panel(item: QueueItem, on_decide: Callable[[bool, bool], None]) -> None:
-    """The candidate, a note and the four keyboard-driven buttons."""
+def decision_panel(item: QueueItem, on_decide: Decide) -> None:
+    """The candidate, then the note and the keyboard-driven decisions (ours)."""
     if item.stage == "third":
         st.info("Tie-break: two adjudicators disagreed on this answer. Your decision is final.")
     st.caption("Candidate answer")
     with st.container(border=True, key="adj_candidate"):
         st.text(reveal_controls(item.candidate))
-    st.text_input("Note (optional)", key=NOTE_KEY, max_chars=2000)
-    left, right, skip = st.columns(3)
-    with left:
-        st.button(
-            "Correct",
-            key="adj_correct",
-            type="primary",
-            shortcut="Y",
-            on_click=on_decide,
-            args=(True, False),
-            width="stretch",
-        )
-    with right:
-        st.button(
-            "Incorrect",
-            key="adj_incorrect",
-            shortcut="N",
-            on_click=on_decide,
-            args=(False, False),
-            width="stretch",
-        )
-    with skip:
-        st.button(
-            "Skip",
-            key="adj_skip",
-            shortcut="S",
-            on_click=_skip,
-            args=(item.item_id,),
-            width="stretch",
-        )
-    st.button(
-        "Correct, and add this answer to the key as a synonym",
-        key="adj_correct_synonym",
-        shortcut="A",
-        on_click=on_decide,
-        args=(True, True),
-        width="stretch",
+
+    def on_action() -> None:
+        value = submitted_action(FORM_KEY)
+        if value is None or value.get("item") != item.item_id:
+            return  # an action for an item no longer shown
+        note = str(value.get("note") or "")[:MAX_NOTE_CHARS]
+        action = value.get("action")
+        if action == "skip":
+            _skip(item.item_id)
+        elif action in ("correct", "incorrect", "synonym"):
+            on_decide(action != "incorrect", action == "synonym", note)
+
+    grading_form(
+        key=FORM_KEY,
+        item=item.item_id,
+        actions=ACTIONS,
+        on_action=on_action,
+        note_field="adj_note",
+        saved=int(st.session_state.get("_adj_saved", 0)),
     )
 
 
@@ -122,5 +131,6 @@ def skipped_items() -> list[str]:
     return list(st.session_state.get("_adj_skipped", []))
 
 
-def clear_note() -> None:
-    st.session_state[NOTE_KEY] = ""
+def count_saved() -> None:
+    """A decision was stored: the form's fields start empty for the next item."""
+    st.session_state["_adj_saved"] = int(st.session_state.get("_adj_saved", 0)) + 1

@@ -1,7 +1,10 @@
 """One blinded report to grade on the 0-40 rubric (SCORING.md section 6).
 
-Stable keys: ``rubric_score``, ``rubric_note``, ``rubric_save`` (shortcut G),
-``rubric_skip`` (shortcut S).
+The case is shown in the exam's viewer (a report strip steps through its slices);
+the grade form is ``grading_keys`` (key ``rubric_form``): type the grade and press
+G (or Enter) straight away, S skips. ``data-field`` names: ``rubric_score``,
+``rubric_note``, ``rubric_save``, ``rubric_skip``. The reference is labelled
+"Reference report" when the case has one, else "Reference diagnosis".
 """
 
 from __future__ import annotations
@@ -12,53 +15,68 @@ import streamlit as st
 
 from reader_app.grading.rubric import RubricItem
 from reader_app.grading.rubric_grades import RUBRIC_MAX, RUBRIC_TIERS
-from reader_app.ui.components.adjudication_item import reveal_controls, show_images
+from reader_app.ui.components.adjudication_item import reveal_controls, show_case
+from reader_app.ui.components.grading_keys import (
+    MAX_NOTE_CHARS,
+    GradeAction,
+    GradeField,
+    grading_form,
+    submitted_action,
+)
 
+FORM_KEY = "rubric_form"
 TIER_HELP = " · ".join(f"{name} {low}-{high}" for name, low, high in RUBRIC_TIERS)
+ACTIONS = (
+    GradeAction("save", "Save grade", "G", "rubric_save", primary=True),
+    GradeAction("skip", "Skip", "S", "rubric_skip"),
+)
+GRADE = GradeField(
+    label=f"Grade (0-{RUBRIC_MAX})",
+    field="rubric_score",
+    help=f"G or Enter saves · {TIER_HELP}",
+    save="G",
+)
+Save = Callable[[str, str], None]  # the grade as typed, the note
 
 
-def rubric_panel(item: RubricItem, on_save: Callable[[], None]) -> None:
+def reference_label(item: RubricItem) -> str:
+    return "Reference report" if item.reference_is_report else "Reference diagnosis"
+
+
+def rubric_panel(item: RubricItem, on_save: Save) -> None:
     left, right = st.columns([3, 2], gap="large")
     with left:
-        show_images(item.images, item.case_kind)
+        show_case(item.case_public_id, item.case_kind, item.images)
     with right:
-        st.caption("Reference diagnosis")
-        st.text(reveal_controls(item.reference) or "—")
+        st.caption(reference_label(item))
+        with st.container(key="rubric_reference"):
+            st.text(reveal_controls(item.reference) or "—")
         st.caption("Findings")
         with st.container(border=True, key="rubric_findings"):
             st.text(reveal_controls(item.findings) or "—")
         st.caption("Impression")
         with st.container(border=True, key="rubric_impression"):
             st.text(reveal_controls(item.impression) or "—")
-        st.number_input(
-            f"Grade (0-{RUBRIC_MAX})",
-            min_value=0,
-            max_value=RUBRIC_MAX,
-            step=1,
-            value=None,
-            key="rubric_score",
-            help=TIER_HELP,
+
+        def on_action() -> None:
+            value = submitted_action(FORM_KEY)
+            if value is None or value.get("item") != item.item_id:
+                return
+            if value.get("action") == "skip":
+                _skip(item.item_id)
+            elif value.get("action") == "save":
+                grade = str(value.get("grade") or "").strip()
+                on_save(grade, str(value.get("note") or "")[:MAX_NOTE_CHARS])
+
+        grading_form(
+            key=FORM_KEY,
+            item=item.item_id,
+            actions=ACTIONS,
+            on_action=on_action,
+            note_field="rubric_note",
+            grade=GRADE,
+            saved=int(st.session_state.get("_rubric_saved", 0)),
         )
-        st.text_input("Note (optional)", key="rubric_note", max_chars=2000)
-        save, skip = st.columns(2)
-        with save:
-            st.button(
-                "Save grade",
-                key="rubric_save",
-                type="primary",
-                shortcut="G",
-                on_click=on_save,
-                width="stretch",
-            )
-        with skip:
-            st.button(
-                "Skip",
-                key="rubric_skip",
-                shortcut="S",
-                on_click=_skip,
-                args=(item.item_id,),
-                width="stretch",
-            )
 
 
 def _skip(item_id: str) -> None:
@@ -71,6 +89,6 @@ def skipped_reports() -> tuple[str, ...]:
     return tuple(st.session_state.get("_rubric_skipped", []))
 
 
-def clear_rubric_form() -> None:
-    st.session_state["rubric_score"] = None
-    st.session_state["rubric_note"] = ""
+def count_saved() -> None:
+    """A grade was stored: the form's fields start empty for the next report."""
+    st.session_state["_rubric_saved"] = int(st.session_state.get("_rubric_saved", 0)) + 1

@@ -21,6 +21,7 @@ from reader_app.analysis.chart_data import group_split
 from reader_app.analysis.data import NotScorable, StudyData, check_scorable, load_study_data
 from reader_app.analysis.leaderboard import Leaderboard, build_leaderboard
 from reader_app.core.auth import AuthError
+from reader_app.ui.components.column_labels import column_label
 from reader_app.ui.components.safe_text import escape_markdown
 from reader_app.ui.context import SignedIn, db_session, load_reader
 from scoring import ScoringParams
@@ -202,7 +203,10 @@ NARROW = {"arm": 90, "N": 40, "readers": 64, "completion": 86}
 
 def metrics_table(frame: pd.DataFrame, *, key: str) -> None:
     """A leaderboard-style table: every cell as plain text (``TextColumn``), narrow id columns."""
-    config = {c: st.column_config.TextColumn(c, width=NARROW.get(str(c))) for c in frame.columns}
+    config = {
+        c: st.column_config.TextColumn(column_label(c), width=NARROW.get(str(c)))
+        for c in frame.columns
+    }
     rows = min(len(frame), ROWS_IN_VIEW)  # room for 30 rows; the header stays on top
     st.dataframe(
         frame.astype(str),

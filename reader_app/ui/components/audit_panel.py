@@ -22,6 +22,7 @@ from reader_app.grounding_audit.view import (
     summary_table,
 )
 from reader_app.ui.components.charts import chart_panel
+from reader_app.ui.components.safe_text import labelled
 from reader_app.ui.context import SignedIn, db_session, load_reader
 from scoring import ScoringParams
 
@@ -47,7 +48,8 @@ def audit_panel(audits: Audits, *, slug: str) -> None:
         return  # a study without an audit shows nothing here
     st.subheader("Causal grounding audit")
     st.caption(audit_caption(audits.human))
-    st.dataframe(summary_table(audits.reports), hide_index=True, key="ga_table")
+    summary = summary_table(audits.reports)
+    st.dataframe(summary, column_config=labelled(summary), hide_index=True, key="ga_table")
     st.download_button(
         "Download the audit (CSV)",
         data=spreadsheet_csv(audit_table(audits.reports)),

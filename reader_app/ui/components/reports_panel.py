@@ -26,6 +26,7 @@ from reader_app.core.auth import require_role
 from reader_app.core.csv_safe import spreadsheet_csv
 from reader_app.grading.rubric_grades import rubric_frame
 from reader_app.ui.components.charts import chart_panel
+from reader_app.ui.components.safe_text import labelled
 from reader_app.ui.context import SignedIn, db_session, load_reader
 from scoring import ScoringParams, rubric_scores
 
@@ -61,7 +62,8 @@ def reports_panel(board: ReportBoard, *, slug: str) -> None:
         "Strong 32-37, Solid 24-31, Mixed 16-23, Poor 8-15, Fail 0-7). The human pool "
         "averages the readers' scores on each case."
     )
-    st.dataframe(display_reports(board), hide_index=True, key="rp_table")
+    shown = display_reports(board)
+    st.dataframe(shown, column_config=labelled(shown), hide_index=True, key="rp_table")
     st.download_button(
         "Report scores CSV (one row per graded report)",
         data=spreadsheet_csv(report_export(board.frame)),
@@ -78,7 +80,8 @@ def reports_panel(board: ReportBoard, *, slug: str) -> None:
             "Mean difference on the reports both have [95% CI]; p from the paired sign-flip "
             "permutation test on per-case scores."
         )
-        st.dataframe(display_comparisons(board), hide_index=True, key="rp_diff")
+        diff = display_comparisons(board)
+        st.dataframe(diff, column_config=labelled(diff), hide_index=True, key="rp_diff")
     tiers = tier_counts(board)
     chart_panel(
         tier_distribution_chart(tiers),
@@ -114,4 +117,4 @@ def agreement_panel(user: SignedIn) -> None:
         "absolute difference. A judge against the adjudicator covers the reports the judges "
         "split on."
     )
-    st.dataframe(table, hide_index=True, key="rp_agreement")
+    st.dataframe(table, column_config=labelled(table), hide_index=True, key="rp_agreement")

@@ -7,7 +7,8 @@ right-to-left text). Every page and dashboard shows them through these helpers:
 - ``show_text``: the default. ``st.text`` renders a plain, preformatted string;
   Streamlit interprets neither markdown nor HTML in it.
 - ``show_table``: ``st.dataframe`` draws cells as text on a canvas; columns are
-  configured as plain text (never link or image columns).
+  configured as plain text (never link or image columns), headed by their human
+  label (``column_labels.column_label``).
 - ``escape_markdown``: when user text must sit inside markdown (a caption, a
   widget label, ``st.write``, ``st.success``): every markdown, directive
   (``:red[...]``, ``:material/x:``), LaTeX (``$``) and HTML character is
@@ -34,6 +35,7 @@ import html
 import re
 import unicodedata
 from collections.abc import Iterable
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -41,6 +43,7 @@ import streamlit as st
 from reader_app.core.csv_safe import (
     spreadsheet_safe as spreadsheet_safe,  # the CSV rules live there
 )
+from reader_app.ui.components.column_labels import column_label
 
 EMPTY = "—"
 WORD_JOINER = "\u2060"
@@ -109,8 +112,20 @@ def show_table(frame: pd.DataFrame, *, key: str | None = None, reveal: bool = Fa
     if reveal:
         for c in columns:
             shown[c] = shown[c].map(lambda v: reveal_controls(v) if isinstance(v, str) else v)
-    config = {c: st.column_config.TextColumn(c) for c in columns}
-    st.dataframe(shown, column_config=config, hide_index=True, key=key)
+    st.dataframe(shown, column_config=labelled(shown, text=columns), hide_index=True, key=key)
+
+
+def labelled(frame: pd.DataFrame, *, text: Iterable[str] = ()) -> dict[str, Any]:
+    """A column config heading every column by its human label; ``text`` columns plain text."""
+    plain = set(text)
+    return {
+        str(c): (
+            st.column_config.TextColumn(column_label(c))
+            if str(c) in plain
+            else st.column_config.Column(column_label(c))
+        )
+        for c in frame.columns
+    }
 
 
 def safe_join(parts: Iterable[str | None], sep: str = ", ") -> str:

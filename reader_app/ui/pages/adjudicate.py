@@ -19,20 +19,21 @@ from reader_app.grading.config import GradingConfigError, grading_config
 from reader_app.grading.key import AnswerKeyError
 from reader_app.grading.queue import adjudication_queue
 from reader_app.grading.rubric import record_rubric_grade, rubric_queue
-from reader_app.grading.rubric_grades import RubricError
+from reader_app.grading.rubric_grades import RUBRIC_MAX, RubricError
 from reader_app.grading.run_judges import run_judges
 from reader_app.ui.components.adjudication_agreement import agreement_panel
 from reader_app.ui.components.adjudication_item import (
-    NOTE_KEY,
-    clear_note,
+    count_saved,
     decision_panel,
-    show_images,
+    show_case,
     show_key,
     show_suggestions,
     skipped_items,
 )
 from reader_app.ui.components.adjudication_rubric import (
-    clear_rubric_form,
+    count_saved as count_graded,
+)
+from reader_app.ui.components.adjudication_rubric import (
     rubric_panel,
     skipped_reports,
 )
@@ -44,7 +45,7 @@ state = st.session_state
 PAGE = "adjudicate"  # its flash messages
 
 
-def _decide(correct: bool, add_synonym: bool) -> None:
+def _decide(correct: bool, add_synonym: bool, note: str) -> None:
     item_id = state.get("_adj_item")
     if not item_id:
         return
@@ -56,7 +57,7 @@ def _decide(correct: bool, add_synonym: bool) -> None:
                 adjudicator=adjudicator,
                 item_id=item_id,
                 correct=correct,
-                note=state.get(NOTE_KEY),
+                note=note or None,
                 add_synonym=add_synonym,
             )
         except (GradingError, AuthError, AnswerKeyError) as exc:
@@ -64,7 +65,7 @@ def _decide(correct: bool, add_synonym: bool) -> None:
             return
     state.pop("_adj_item", None)
     state.pop("_adj_first", None)
-    clear_note()
+    count_saved()
     if result.final:
         flash(PAGE, "success", "Saved: " + ("correct." if result.correct else "incorrect."))
     else:
@@ -80,18 +81,19 @@ def _undo() -> None:
             flash(PAGE, "error", str(exc))
             return
     state["_adj_first"] = undone.item_id
-    clear_note()
+    count_saved()
     was = "correct" if undone.correct else "incorrect"
     flash(PAGE, "info", f"Undone: your decision ({was}). The answer is back for your decision.")
 
 
-def _save_rubric() -> None:
-    item_id, score = state.get("_rubric_item"), state.get("rubric_score")
+def _save_rubric(grade: str, note: str) -> None:
+    item_id = state.get("_rubric_item")
     if not item_id:
         return
-    if score is None:
-        flash(PAGE, "error", "Enter a grade from 0 to 40.")
+    if not grade.isdigit() or not 0 <= int(grade) <= RUBRIC_MAX:
+        flash(PAGE, "error", f"Enter a grade from 0 to {RUBRIC_MAX} (a whole number).")
         return
+    score = int(grade)
     with db_session() as session:
         adjudicator, _ = load_reader(session, user)
         try:
@@ -99,15 +101,15 @@ def _save_rubric() -> None:
                 session=session,
                 adjudicator=adjudicator,
                 item_id=item_id,
-                score=int(score),
-                note=state.get("rubric_note"),
+                score=score,
+                note=note or None,
             )
         except (RubricError, AuthError) as exc:
             flash(PAGE, "error", str(exc))
             return
     state.pop("_rubric_item", None)
-    clear_rubric_form()
-    flash(PAGE, "success", f"Saved: {int(score)} / 40.")
+    count_graded()
+    flash(PAGE, "success", f"Saved: {score} / {RUBRIC_MAX}.")
 
 
 def _ask_judges() -> None:
@@ -154,9 +156,9 @@ show_flash(PAGE)
 top_left, top_right = st.columns([3, 2])
 with top_left:
     if config.rubric_enabled:
-        st.segmented_control(
-            "Queue", ["Diagnoses", "Reports"], key="adj_mode", default="Diagnoses", required=True
-        )
+        # a radio, not a segmented control: the theme's primary blue as selected text on
+        # the dark ground is 3.1:1, below AA
+        st.radio("Queue", ["Diagnoses", "Reports"], key="adj_mode", horizontal=True)
 with top_right, st.container(key="adj_queue_size"):
     st.metric("Waiting for you", size)
 
@@ -178,7 +180,7 @@ else:
         state["_adj_item"] = item.item_id
         left, right = st.columns([3, 2], gap="large")
         with left:
-            show_images(item.images, item.case_kind)
+            show_case(item.case_public_id, item.case_kind, item.images)
         with right:
             show_key(item.reference, item.synonyms, item.history)
             decision_panel(item, _decide)
@@ -190,7 +192,10 @@ else:
         on_click=_undo,
         help="Takes back your most recent decision (kept in the audit log) and shows it again.",
     )
-    st.caption("Keys: Y correct · A correct + add as synonym · N incorrect · S skip · U undo")
+    st.caption(
+        "Keys: Y correct · A correct + add as synonym · N incorrect · S skip · U undo "
+        "(in the note, Enter or Esc first)"
+    )
 
 if agreement is not None:
     agreement_panel(agreement)

@@ -15,6 +15,7 @@ from reader_app.core.auth import AuthError
 from reader_app.grading.key import AnswerKeyError, KeyEntry, parse_key_csv, write_key_csv
 from reader_app.grading.key_admin import import_key, key_history, list_key, update_key
 from reader_app.ui.components.flash import flash, show_flash
+from reader_app.ui.components.safe_text import labelled
 from reader_app.ui.context import current_user, db_session, load_reader
 from reader_app.ui.disk_uploads import stored_upload
 
@@ -92,7 +93,7 @@ if any(r.reference for r in rows):  # grounding truth (stored-image pixels), set
 st.dataframe(
     table,
     hide_index=True,
-    column_config={c: st.column_config.TextColumn(c) for c in table.columns},
+    column_config=labelled(table, text=table.columns),
     key="key_table",
 )
 buffer = io.StringIO()

@@ -17,6 +17,7 @@ from reader_app.analysis.coordinator import (
     reader_counts,
     reader_progress,
 )
+from reader_app.analysis.invites import group_differences
 from reader_app.core.auth import AuthError
 from reader_app.core.csv_safe import spreadsheet_csv
 from reader_app.study.admin import StudyStateError, allowed_states, set_study_state
@@ -139,6 +140,11 @@ else:
             st.text("Not started: " + ", ".join(waiting))
         if stalled:
             st.text(f"Stalled (no activity for {stall_hours} h): " + ", ".join(stalled))
+        if differences := group_differences(progress, code="reader"):
+            st.text(
+                "Group answered in the profile differs from the invite's (scoring and exports "
+                "use the invite's group): " + "; ".join(differences)
+            )
     show_table(progress_display(progress), key="co_readers")
     st.download_button(
         "Progress CSV",

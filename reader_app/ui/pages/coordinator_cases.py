@@ -1,6 +1,9 @@
 """The case bank, for the coordinator only: every case with a thumbnail and its details.
 
-Case ids and histories are coordinator data; they never reach a reader.
+Case ids and histories are coordinator data; they never reach a reader. The
+previews are small PNGs re-made from the content-addressed images the study
+already stores (the first image, or a strip's montage): no file name, no DICOM
+header, nothing the reader would not see.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import streamlit as st
 from reader_app.analysis.coordinator import case_bank, thumbnail
 from reader_app.ui.components.safe_text import escape_markdown
 from reader_app.ui.context import asset_bytes, db_session, load_reader, staff_user
+from reader_app.ui.navigation import NEW_STUDY
 
 PER_PAGE = 24
 COLUMNS = 4
@@ -30,7 +34,12 @@ with db_session() as session:
 
 st.title("Case bank")
 if not cards:
-    st.info("This study has no cases yet: import a manifest with `readerstudy import`.")
+    with st.container(key="cb_empty"):
+        st.info(
+            "This study has no cases yet, so there is nothing to preview. Add cases on the "
+            "New study page (a ZIP with a manifest), or with `readerstudy import MANIFEST`."
+        )
+        st.page_link(f"ui/pages/{NEW_STUDY.file}", label="Set up or add cases")
     st.stop()
 scored = sum(1 for c in cards if not c.practice)
 st.caption(f"{len(cards)} case(s): {scored} scored, {len(cards) - scored} practice.")
@@ -43,6 +52,8 @@ for start in range(0, len(shown), COLUMNS):
         with col.container(border=True, key=f"cb_case_{card.case_id}"):
             if card.thumbnail_sha256:
                 st.image(_thumb(card.thumbnail_sha256), width="stretch")
+            else:  # a case without a stored image (e.g. its import was cut short)
+                st.caption("No image stored for this case: nothing to preview.")
             st.text(card.source_id)
             details = [card.kind, card.modality or "", "practice" if card.practice else ""]
             summary = " · ".join(d for d in details if d)

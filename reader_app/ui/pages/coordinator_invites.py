@@ -13,6 +13,7 @@ import streamlit as st
 from reader_app.analysis.invites import (
     InviteError,
     create_invites,
+    group_differences,
     links_frame,
     parse_invite_lines,
     people,
@@ -32,13 +33,13 @@ PAGE = "invites"  # its flash messages
 
 
 def _invite() -> None:
-    try:
-        requests = parse_invite_lines(state.get("inv_lines") or "")
-    except InviteError as exc:
-        flash(PAGE, "error", str(exc).replace("\n", "\n\n"))  # one paragraph a line
-        return
     with db_session() as session:
         actor, _ = load_reader(session, user)
+        try:
+            requests = parse_invite_lines(state.get("inv_lines") or "", own_code=actor.code)
+        except InviteError as exc:
+            flash(PAGE, "error", str(exc).replace("\n", "\n\n"))  # one paragraph a line
+            return
         try:
             issued = create_invites(
                 session=session,
@@ -111,6 +112,15 @@ if issued:
     )
 
 st.subheader("Everyone with access")
+if differences := group_differences(everyone):
+    with st.container(key="inv_group_differences"):
+        st.warning(
+            "Some readers answered their profile with a group other than the one given at "
+            "invite. Scoring and exports use the invite's group (the Profile says column "
+            "shows the reader's answer)."
+        )
+        for line in differences:
+            st.text(line)
 show_table(everyone, key="inv_people")
 st.download_button(
     "Download the list (CSV, no links)",

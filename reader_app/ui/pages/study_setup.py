@@ -13,6 +13,8 @@ import streamlit as st
 
 from reader_app.core.auth import AuthError, sign_in_link
 from reader_app.ingest.errors import FIRST_PROBLEMS
+from reader_app.ingest.manifest import COLUMNS
+from reader_app.ingest.manifest_template import STUDY_TOML_TEMPLATE, manifest_template_csv
 from reader_app.ingest.report import problems_csv
 from reader_app.models import utcnow
 from reader_app.study_setup.jobs import (
@@ -38,7 +40,13 @@ from reader_app.study_setup.service import (
 from reader_app.study_setup.validation import CLEAR, EXCLUDE, Scan
 from reader_app.ui.components.flash import flash, show_flash
 from reader_app.ui.components.safe_text import escape_markdown
-from reader_app.ui.context import app_settings, db_session, load_reader, staff_user
+from reader_app.ui.context import (
+    app_settings,
+    db_session,
+    hold_staff_link,
+    load_reader,
+    staff_user,
+)
 from reader_app.ui.disk_uploads import stored_upload
 from reader_app.ui.navigation import CASE_BANK
 
@@ -153,6 +161,7 @@ def _coordinator_link(job_id: int) -> None:
             flash(PAGE, "error", str(exc))
             return
     state["_setup_link"] = sign_in_link(settings.base_url, invite.token)
+    hold_staff_link(invite.token)  # the sidebar's switcher offers the new study at once
 
 
 @st.fragment(run_every=1.0)
@@ -235,6 +244,29 @@ if job_id is not None:
     st.stop()
 
 st.subheader("1. Choose the source")
+with st.container(key="setup_templates"):
+    st.caption(
+        "Starting from scratch? The ZIP holds manifest.csv (one row per case: "
+        + ", ".join(COLUMNS)
+        + "), an optional study.toml and the image files the manifest names."
+    )
+    left, right, _ = st.columns([1, 1, 2])
+    left.download_button(
+        "Manifest template (CSV)",
+        manifest_template_csv(),
+        file_name="manifest.csv",
+        mime="text/csv",
+        key="setup_manifest_template",
+        on_click="ignore",
+    )
+    right.download_button(
+        "study.toml example",
+        STUDY_TOML_TEMPLATE,
+        file_name="study.toml",
+        mime="application/toml",
+        key="setup_toml_template",
+        on_click="ignore",
+    )
 st.radio(
     "Import into",
     ["A new study", f"This study ({escape_markdown(study.slug)}): add cases"],

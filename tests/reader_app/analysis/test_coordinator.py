@@ -187,3 +187,49 @@ def test_lock_reopen_and_close_are_audited(session: Session, settings: Settings)
         ("study.close", "open"),
     ]
     assert {e.actor for e in events} == {"COORD"}
+
+
+def test_every_bad_invite_line_is_listed_at_once_and_nothing_is_created(
+    session: Session, settings: Settings
+) -> None:
+    study = make_study(session, settings.asset_dir, n_cases=1)
+    _coordinator(session, study)
+    text = "R01,PGY2\nCOORD\nR02,g,not-mail\nR01\n,PGY1\nR03,a,b,c\nR04,board-certified\n"
+    with pytest.raises(InviteError) as caught:
+        parse_invite_lines(text, own_code="COORD")
+    lines = str(caught.value).splitlines()
+    assert lines == [
+        "5 line(s) of the list need fixing; no link was created.",
+        "line 2: 'COORD' is you: you cannot re-invite yourself (it would replace your own link)",
+        "line 3: 'not-mail' is not an email address",
+        "line 4: 'R01' appears twice (first on line 1)",
+        "line 5: the reader code must be 1-64 characters",
+        "line 6: expected code[,group[,email]], got 4 fields",
+    ]
+    assert session.exec(select(Reader).where(Reader.code.in_(["R01", "R04"]))).all() == []
+
+
+def test_the_profile_group_is_shown_beside_the_invite_group(
+    session: Session, settings: Settings
+) -> None:
+    from reader_app.analysis.invites import group_differences
+    from reader_app.exam.profile import save_profile, validate_profile
+
+    study = make_study(session, settings.asset_dir, n_cases=1)
+    coordinator = _coordinator(session, study)
+    w01 = make_reader(session, study, "W01", group="PGY4").reader
+    same = make_reader(session, study, "W02", group="board-certified").reader
+    for r in (w01, same):
+        save_profile(
+            session=session, reader=r, profile=validate_profile("board-certified", None, 9, "")
+        )
+    listed = people(session=session, actor=coordinator).set_index("code")
+    assert listed.loc["W01", "group"] == "PGY4"  # the invite's group is what is scored
+    assert listed.loc["W01", "profile_group"] == "board-certified"
+    assert listed.loc["W02", "profile_group"] == ""  # no difference, nothing said
+    assert group_differences(people(session=session, actor=coordinator)) == [
+        "W01: invited as PGY4, profile says board-certified"
+    ]
+    progress = reader_progress(session=session, actor=coordinator).set_index("reader")
+    assert progress.loc["W01", "profile_group"] == "board-certified"
+    assert pd.isna(progress.loc["W02", "profile_group"])

@@ -12,11 +12,12 @@ from reader_app.exam.consent import needs_consent, record_consent
 from reader_app.exam.onboarding import onboarding_step
 from reader_app.exam.profile import (
     ProfileError,
+    group_mismatch,
     load_profile,
     save_profile,
     validate_profile,
 )
-from reader_app.models import AuditEvent
+from reader_app.models import AuditEvent, Reader
 from reader_app.study.config import study_settings
 from tests.factories import make_reader, make_study
 
@@ -38,7 +39,9 @@ def test_steps_go_consent_then_profile_then_exam(session: Session, settings: Set
     )
     assert onboarding_step(reader, config) == "exam"
     session.expire_all()
-    assert reader.group_name == "PGY3"  # the profile is the reader's group in analysis
+    # invited without a group: the profile's answer is the reader's group in analysis
+    assert reader.group_name == "PGY3" and reader.profile_group == "PGY3"
+    assert group_mismatch(reader) is None
     assert load_profile(reader) == validate_profile("trainee", 3, 4, "chest")
 
 
@@ -67,15 +70,23 @@ def test_staff_roles_skip_onboarding(session: Session, settings: Settings) -> No
     assert onboarding_step(staff, study_settings(study)) == "exam"
 
 
-def test_profile_replaces_an_invite_time_group(session: Session, settings: Settings) -> None:
+def test_profile_keeps_the_invite_group_and_stores_its_own(
+    session: Session, settings: Settings
+) -> None:
+    """Issue 29: W01 invited as PGY4 answers board-certified; scoring keeps PGY4."""
     study = make_study(session, settings.asset_dir, n_cases=1)
-    reader = make_reader(session, study, group="placeholder").reader
+    reader = make_reader(session, study, "W01", group="PGY4").reader
     save_profile(
         session=session, reader=reader, profile=validate_profile("board-certified", None, 12, "")
     )
-    assert reader.group_name == "board-certified"
+    session.expire_all()
+    stored = session.get(Reader, reader.id)
+    assert stored is not None
+    assert (stored.group_name, stored.profile_group) == ("PGY4", "board-certified")
+    assert group_mismatch(stored) == "board-certified"
     event = session.exec(select(AuditEvent).where(AuditEvent.action == "profile")).one()
-    assert json.loads(event.detail_json)["previous_group"] == "placeholder"
+    detail = json.loads(event.detail_json)
+    assert (detail["group"], detail["profile_group"]) == ("PGY4", "board-certified")
 
 
 @pytest.mark.parametrize(

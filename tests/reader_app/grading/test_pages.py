@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import streamlit as st
-from sqlmodel import Session, col, select
+from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
 
 from reader_app.core.settings import Settings
@@ -75,29 +75,14 @@ def test_adjudicator_decides_blind(
     assert "carinatum" in tree
     for secret in ("R01", "board-certified", "gpt-run-7", "gpt-9-secret", "OpenAI", "chest-02"):
         assert secret not in tree
-    at.text_input(key="adj_note").set_value("different entity")
-    at.button(key="adj_incorrect").click().run()
-    assert not at.exception
-    assert "Saved: incorrect" in plain(at.success[0].value)
-    assert at.metric[0].value == "0"
-    verdicts = session.exec(select(Verdict).where(Verdict.source == "adjudicator")).all()
-    assert [(v.normalized_answer, v.correct, v.note) for v in verdicts] == [
-        ("pectus carinatum", 0, "different entity")
-    ]
-
-    # Undo: the decision is taken back and the same answer is shown again, to decide anew
+    # the decision form is a component of ours (keys straight after typing): AppTest
+    # cannot press its buttons, so deciding, undoing and the DB after each step are
+    # walked in Chromium (tests/e2e/test_adjudication_keys_browser.py)
+    assert "readerstudy_grading_keys" in tree and "adj_correct_synonym" in tree
     at.button(key="adj_undo").click().run()
     assert not at.exception
-    assert "Undone: your decision (incorrect)" in plain(at.info[0].value)
-    assert at.metric[0].value == "1" and "carinatum" in _texts(at)
-    session.expire_all()
-    live = select(Verdict).where(col(Verdict.active).is_(True), Verdict.source == "adjudicator")
-    assert not session.exec(live).all()
-    at.button(key="adj_correct").click().run()
-    assert "Saved: correct" in plain(at.success[0].value)
-    at.button(key="adj_undo").click().run()
-    at.button(key="adj_undo").click().run()
     assert "no decision to undo" in plain(at.error[0].value)
+    assert not session.exec(select(Verdict).where(Verdict.source == "adjudicator")).all()
 
 
 def test_readers_do_not_get_the_adjudication_page(
@@ -153,14 +138,12 @@ def test_reports_queue_and_agreement_panel(
     at = app_for(token)
     assert not at.exception
     assert "Agreement between adjudicators" in _texts(at)
-    at.button_group(key="adj_mode").set_value("Reports").run()
-    assert "RLL consolidation." in _texts(at) and "R01" not in _texts(at)
-    at.button(key="rubric_save").click().run()
-    assert "0 to 40" in plain(at.error[0].value)  # no grade entered: nothing stored
-    at.number_input(key="rubric_score").set_value(33)
-    at.button(key="rubric_save").click().run()
-    assert not at.exception and "33 / 40" in plain(at.success[0].value)
-    assert rubric_frame(session=session, study_id=study.id or 0)["rubric"].tolist() == [33]
+    at.radio(key="adj_mode").set_value("Reports").run()
+    tree = _texts(at)
+    assert "RLL consolidation." in tree and "R01" not in tree
+    assert "rubric_score" in tree and "Reference diagnosis" in tree  # no reference report
+    # typing a grade and pressing G is walked in Chromium (test_adjudication_keys_browser)
+    assert rubric_frame(session=session, study_id=study.id or 0).empty
 
 
 def _peak_rss_kb() -> int:

@@ -1,0 +1,145 @@
+"""The coordinator's pages in real Chromium (issue 29), one served app, one walk:
+
+- the case bank shows a preview per case (the stored PNGs, no file name);
+- the Invites page shows where a reader's profile answer differs from the invite's
+  group, and a list with bad lines is refused whole, every bad line named at once;
+- New study offers the manifest template, whose header is the fixed contract;
+- the study's name is in the sidebar of every page, and a coordinator of two
+  studies switches between them (a pasted staff link, then the switcher).
+
+Screenshots at 1440x900 and 1024x768 of the case bank and the invites page, and
+every text of them at WCAG AA against its real background.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+from sqlmodel import Session, select
+
+from reader_app.core.auth import sign_in_link
+from reader_app.core.settings import Settings
+from reader_app.exam.profile import save_profile, validate_profile
+from reader_app.ingest.manifest import COLUMNS
+from reader_app.models import Reader
+from tests.e2e.conftest import ServedApp, artifact
+from tests.e2e.contrast import low_contrast_texts
+from tests.e2e.exam_driver import settled
+from tests.factories import make_reader, make_study
+
+pytestmark = pytest.mark.browser
+WAIT = 30_000
+SIZES = ((1440, 900), (1024, 768))
+
+
+@pytest.fixture
+def db_url(sqlite_url: str) -> str:
+    return sqlite_url  # the pages' logic runs on both databases in tests/reader_app
+
+
+def _sidebar_study(page: Page, slug: str) -> None:
+    expect(page.locator('[data-testid="stSidebar"]')).to_contain_text(f"({slug})", timeout=WAIT)
+
+
+def _open(page: Page, title: str) -> None:
+    page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
+    expect(page.get_by_role("heading", name=title, level=1)).to_be_visible(timeout=WAIT)
+    settled(page)
+
+
+def _shots_and_contrast(page: Page, name: str) -> None:
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        settled(page)
+        page.screenshot(path=str(artifact(f"{name}-{width}x{height}.png")), full_page=True)
+    page.set_viewport_size({"width": 1440, "height": 900})
+    failures = low_contrast_texts(page.locator('[data-testid="stMain"]'))
+    failures += low_contrast_texts(page.locator('[data-testid="stSidebar"]'))
+    assert not failures, failures
+
+
+def test_case_previews_group_difference_template_and_study_switcher(
+    served: ServedApp, page: Page, session: Session, settings: Settings, tmp_path: Path
+) -> None:
+    first = make_study(session, settings.asset_dir, n_cases=3, slug="chest-a")
+    second = make_study(session, settings.asset_dir, n_cases=1, slug="spine-b")
+    token_a = make_reader(session, first, code="C01", role="coordinator").token
+    token_b = make_reader(session, second, code="C01", role="coordinator").token
+    w01 = make_reader(session, first, code="W01", group="PGY4").reader
+    save_profile(
+        session=session, reader=w01, profile=validate_profile("board-certified", None, 9, "")
+    )
+
+    page.goto(sign_in_link(served.url, token_a))
+    _sidebar_study(page, "chest-a")
+
+    # case bank: one preview per case, served as a media PNG (no file name, no id)
+    _open(page, "Case bank")
+    _sidebar_study(page, "chest-a")
+    cards = page.locator('[class*="st-key-cb_case_"]')
+    expect(cards).to_have_count(3)
+    for i in range(3):
+        img = cards.nth(i).locator("img")
+        expect(img).to_be_visible()
+        assert img.evaluate("i => i.naturalWidth") > 0
+        assert "/media/" in (img.get_attribute("src") or "")
+    _shots_and_contrast(page, "case-bank")
+
+    # invites: the profile's answer beside the invite's group, said in words
+    _open(page, "Invites")
+    _sidebar_study(page, "chest-a")
+    differences = page.locator(".st-key-inv_group_differences")
+    expect(differences).to_contain_text("W01: invited as PGY4, profile says board-certified")
+    # a list with bad lines: every bad line named at once, nobody invited
+    box = page.get_by_label("One person per line", exact=False)
+    box.click()
+    box.press_sequentially("R01,PGY2", delay=10)
+    box.press("Enter")
+    box.press_sequentially("R02,PGY1,not-mail", delay=10)
+    box.press("Enter")
+    box.press_sequentially("C01", delay=10)
+    box.press("Tab")  # Streamlit's text area sends its value on blur
+    page.get_by_role("button", name="Create links").click()
+    alert = page.locator('[data-testid="stAlert"]').filter(has_text="need fixing")
+    expect(alert).to_be_visible(timeout=WAIT)
+    text = alert.inner_text().replace("\u2060", "")
+    assert "2 line(s) of the list need fixing; no link was created." in text
+    assert "line 2: 'not-mail' is not an email address" in text
+    assert "line 3: 'C01' is you" in text
+    session.expire_all()
+    assert session.exec(select(Reader).where(Reader.code.in_(["R01", "R02"]))).all() == []
+    _shots_and_contrast(page, "invites")
+
+    # new study: the manifest template has the contract's header
+    _open(page, "New study")
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Manifest template (CSV)").click()
+    rows = list(csv.reader(io.StringIO(Path(download.value.path()).read_text(encoding="utf-8"))))
+    assert tuple(rows[0]) == COLUMNS and len(rows) == 3
+    with page.expect_download() as toml:
+        page.get_by_role("button", name="study.toml example").click()
+    assert "[grading]" in Path(toml.value.path()).read_text(encoding="utf-8")
+
+    # the switcher: paste the other study's staff link, then switch back
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_text("Another study", exact=True).click()
+    link = sidebar.get_by_label("Paste your staff link for another study")
+    link.click()
+    link.press_sequentially(sign_in_link(served.url, token_b), delay=2)
+    link.press("Enter")  # Streamlit's text input sends its value on Enter
+    settled(page)
+    sidebar.get_by_role("button", name="Add and switch").click()
+    _sidebar_study(page, "spine-b")
+    expect(page).to_have_url(re.compile(rf"\?token={re.escape(token_b)}$"), timeout=WAIT)
+    switch = sidebar.get_by_label("Switch study")
+    expect(switch).to_be_visible(timeout=WAIT)
+    switch.click()
+    page.get_by_role("option", name="chest-a", exact=False).click()
+    _sidebar_study(page, "chest-a")
+    _open(page, "Case bank")
+    expect(page.locator('[class*="st-key-cb_case_"]')).to_have_count(3)
