@@ -25,6 +25,7 @@ from reader_app.grounding_hits import (
 )
 from reader_app.models import Case, Response, Study, Verdict
 from reader_app.reports.cases import report_case_ids
+from reader_app.window_presets import public_window_name
 from scoring import TIDY_COLUMNS
 
 # What the reader did in the viewer (human rows; empty for model runs and for
@@ -51,7 +52,10 @@ def interaction_fields(interaction_json: str | None) -> dict[str, object]:
         return empty
     return {
         "slices_visited": len(record.get("slices_visited") or []),
-        "windows_used": "|".join(str(w) for w in record.get("windows_used") or []),
+        # "file" in records made before the window was named "original" everywhere
+        "windows_used": "|".join(
+            public_window_name(str(w)) for w in record.get("windows_used") or []
+        ),
         "zoom_used": bool(record.get("zoom_used")),
         "fullscreen_s": float(record.get("fullscreen_s") or 0.0),
         "interaction": json.dumps(record, sort_keys=True),

@@ -86,7 +86,6 @@ def case_panel(
     form: PanelForm,
     on_submit: Callable[[], None],
     *,
-    windows: Sequence[str] = (),
     theme: str = "dark",
     grounding: bool = False,
     marker: Location | None = None,
@@ -98,15 +97,13 @@ def case_panel(
     value with :func:`submitted_value`). ``following``: the next case, whose first
     images the panel fetches and decodes once this case's image is in."""
     page_css(theme)
-    viewer = viewer_data(case, windows=windows, theme=theme, grounding=grounding, marker=marker)
+    viewer = viewer_data(case, theme=theme, grounding=grounding, marker=marker)
     if viewer is None:
         st.warning("This case has no images.")
         return
     labels = list(form.likert_labels or DEFAULT_LIKERT_LABELS)
     prefetch = (
-        [image_url(img.sha256) for img in first_images(following, windows)]
-        if following is not None
-        else []
+        [image_url(img.sha256) for img in first_images(following)] if following is not None else []
     )
     _panel(
         key=PANEL_KEY,

@@ -15,7 +15,6 @@ the viewer's record go out with the answer in one value.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +78,6 @@ LIGHT_CSS = """
 def viewer_data(
     case: CaseView,
     *,
-    windows: Sequence[str] = (),
     theme: str = "dark",
     grounding: bool = False,
     marker: Location | None = None,
@@ -95,7 +93,7 @@ def viewer_data(
         "case": case.public_id,
         "kind": "strip" if strip else "spot",
         "windows": frames,
-        "window": start_window(frames, windows),
+        "window": start_window(frames),
         "theme": theme if theme in THEMES else "dark",
         "alt": modality_words(case),
         "help": (MARKER_HELP if grounding else "") + help_text,
@@ -114,17 +112,16 @@ def page_css(theme: str) -> None:
 def show_case_images(
     case: CaseView,
     *,
-    windows: Sequence[str] = (),
     theme: str = "dark",
     grounding: bool = False,
     marker: Location | None = None,
 ) -> None:
-    """The viewer alone for ``case``, opening on the first of ``windows`` the case has.
+    """The viewer alone for ``case``, opening on its first window.
 
     ``grounding``: the viewer shows (and takes) one marker; ``marker`` is where an
     earlier answer put it."""
     page_css(theme)
-    data = viewer_data(case, windows=windows, theme=theme, grounding=grounding, marker=marker)
+    data = viewer_data(case, theme=theme, grounding=grounding, marker=marker)
     if data is None:
         st.warning("This case has no images.")
         return

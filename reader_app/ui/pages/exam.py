@@ -97,7 +97,7 @@ def _order(session: Session, reader: Reader) -> OrderSummary:
 def _start_case(case: CaseView, config: ExamConfig) -> None:
     """A case drawn for the first time in this browser session: fresh form and clocks."""
     now = utcnow()
-    exam.start_case(case, now, opening_window(case, config.default_windows))
+    exam.start_case(case, now, opening_window(case))
     try:
         with db_session() as session:
             exam.first_shown_at = mark_shown(
@@ -303,7 +303,6 @@ def _case_screen(
         case,
         form,
         _revise if review else _submit,
-        windows=config.default_windows,
         theme=config.theme,
         grounding=config.grounding,
         marker=marker,
@@ -389,7 +388,7 @@ if feedback is not None and feedback_case is not None:
     exam_header(config.title, progress_at(feedback_case.slot, summary), pausable=False)
     left, right = st.columns(CASE_COLUMNS, gap="medium")
     with left:
-        show_case_images(feedback_case, windows=config.default_windows, theme=config.theme)
+        show_case_images(feedback_case, theme=config.theme)
     with right:
         practice_feedback_panel(feedback, config.likert_labels, _continue)
     st.stop()

@@ -228,7 +228,9 @@ def test_strip_viewer_gets_every_slice_of_every_window(
     data = viewer_data(at)
     assert data["kind"] == "strip"
     assert [w["label"] for w in data["windows"]] == ["Lung", "Mediastinum", "Bone"]
-    assert data["window"] == 1  # the study's first default window, mediastinum
+    # the stored (manifest) order decides: its first window opens, whatever the
+    # study's default_windows say (they choose what ingest renders when a row names none)
+    assert data["window"] == 0
     # 16 slices per window; montages are not shown to readers
     assert [len(w["images"]) for w in data["windows"]] == [16, 16, 16]
     assert len(viewer_images(at)) == 48 and not images(at)
@@ -237,7 +239,7 @@ def test_strip_viewer_gets_every_slice_of_every_window(
     assert len(row.image_sha256.split(",")) == 48  # 16 slices x 3 windows offered
     # no browser here, so no viewer record: stored as NULL, not as made-up zeros
     assert row.interaction_json is None
-    assert json.loads(row.meta_json)["windows"] == ["mediastinum"]
+    assert json.loads(row.meta_json)["windows"] == ["lung"]
 
 
 def test_spot_viewer_windows_and_the_light_study_theme(
