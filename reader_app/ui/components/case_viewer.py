@@ -57,9 +57,19 @@ MARKER_HELP = (
     "Delete clears) · "
 )
 
+# The reading room's page frame (issue 28: the image gets the screen): Streamlit's
+# own header (a bar of 3.75rem with the app menu) is not drawn on exam screens, the
+# page padding is small, the one-line exam header sits tight on the case. CSS only:
+# none of our scripts touch Streamlit's DOM.
 PAGE_CSS = """
 <style>
-[data-testid=stMainBlockContainer] { padding-top: 3rem; padding-bottom: 1rem; }
+[data-testid=stHeader] { display: none; }
+[data-testid=stMainBlockContainer] { padding: 0.5rem 1rem 0.25rem; max-width: none; }
+[data-testid=stMain] [data-testid=stVerticalBlock] { gap: 0.5rem; }
+.st-key-exam_header [data-testid=stMarkdownContainer] p {
+  margin: 0; white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
+}
+.st-key-exam_header [data-testid=stProgress] p { font-size: 0.8125rem; margin: 0; }
 </style>
 """
 
