@@ -98,7 +98,8 @@ export default function (component) {
   if (data.note) side.append(node("p", { class: "rp-note", role: "note" }, data.note));
   if (data.history) {
     side.append(node("h2", { class: "rp-h" }, "Clinical history"));
-    side.append(node("p", { class: "rp-history" }, data.history));
+    // focusable: a long history scrolls in its own box, by keyboard too
+    side.append(node("p", { class: "rp-history", tabindex: "0" }, data.history));
   }
   const el = node("form", { class: "rp-form", novalidate: "", "aria-label": "Answer" });
   side.append(el);
@@ -237,6 +238,12 @@ export default function (component) {
     side.style.maxHeight = wide ? `${Math.max(window.innerHeight - Math.max(top, 0) - 8, 240)}px` : "";
   }
   window.addEventListener("resize", fitSide);
+  // the page above the panel settles after it is drawn (the last run's leftovers go)
+  const sideObserver = new ResizeObserver(() => requestAnimationFrame(fitSide));
+  sideObserver.observe(root);
+  const page = document.querySelector("[data-testid=stMainBlockContainer]");
+  if (page) sideObserver.observe(page);
+  const sideSettle = setTimeout(fitSide, 400);
   requestAnimationFrame(fitSide);
   el.addEventListener("change", () => changed());
 
@@ -348,6 +355,8 @@ export default function (component) {
     document.removeEventListener("visibilitychange", onVisibility);
     window.removeEventListener("pagehide", keepAll);
     window.removeEventListener("resize", fitSide);
+    sideObserver.disconnect();
+    clearTimeout(sideSettle);
     viewer.cleanup();
     root.remove();
   }
