@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reader_app.exam.next_case import ImageView
-from reader_app.window_presets import public_window_name
+from reader_app.study.window_presets import public_window_name
 
 PRESET_LABELS = {
     "lung": "Lung",

@@ -26,11 +26,11 @@ from playwright.sync_api import Browser, Page, expect
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from reader_app.assets import asset_path
-from reader_app.auth import Invite, sign_in_link
-from reader_app.db import make_engine
+from reader_app.core.auth import Invite, sign_in_link
+from reader_app.core.db import make_engine
+from reader_app.core.settings import Settings, load_settings
 from reader_app.models import Case, CaseImage, CaseReport, Reader, Response
-from reader_app.settings import Settings, load_settings
+from reader_app.study.assets import asset_path
 from tests.conftest import fresh_sqlite_url
 from tests.e2e.conftest import ServedApp, artifact, start_app, stop_app
 from tests.e2e.exam_driver import (
