@@ -25,6 +25,7 @@ from reader_app.grounding.hits import (
 )
 from reader_app.models import Case, Response, Study, Verdict
 from reader_app.study.case_reports import report_case_ids
+from reader_app.study.window_presets import public_window_name
 from scoring import TIDY_COLUMNS
 
 # What the reader did in the viewer (human rows; empty for model runs and for
@@ -49,9 +50,13 @@ def interaction_fields(interaction_json: str | None) -> dict[str, object]:
         return empty
     if not isinstance(record, dict):
         return empty
+    # "file" in records made before the window was named "original" everywhere
+    used = [public_window_name(str(w)) for w in record.get("windows_used") or []]
+    if "windows_used" in record:
+        record = {**record, "windows_used": used}
     return {
         "slices_visited": len(record.get("slices_visited") or []),
-        "windows_used": "|".join(str(w) for w in record.get("windows_used") or []),
+        "windows_used": "|".join(used),
         "zoom_used": bool(record.get("zoom_used")),
         "fullscreen_s": float(record.get("fullscreen_s") or 0.0),
         "interaction": json.dumps(record, sort_keys=True),

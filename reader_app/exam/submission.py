@@ -145,11 +145,21 @@ def check_submission(
     )
 
 
+# The viewer's window/level (viewer.js: WL_STORED, WL_WIDTH, WL_CENTER), in grey
+# levels of the displayed 8-bit image: (width, centre) as stored, and the ranges.
+WL_STORED = (255.0, 127.5)
+WL_WIDTH = (1.0, 510.0)
+WL_CENTER = (-128.0, 383.0)
+
+
 def clean_interaction(raw: Mapping[str, object]) -> dict[str, Any]:
     """The viewer's record, reduced to known fields of the right types (it is input):
     ``slices_visited``, ``windows_used``, ``zoom_used``, ``pan_used``,
-    ``one_to_one_used``, ``max_zoom``, ``thumbnail_clicks``, ``fullscreen_s``. A number
-    that is not finite (NaN, a 400-digit integer) is refused (AnswerError)."""
+    ``one_to_one_used``, ``max_zoom``, ``thumbnail_clicks``, ``fullscreen_s``, and the
+    window/level on screen at the submit, ``wl_used``, ``wl_width``, ``wl_center`` (grey
+    levels of the displayed 8-bit image, ``WL_STORED`` when none was applied: viewer.js).
+    A number that is not finite (NaN, a 400-digit integer) is refused (AnswerError);
+    a finite one is held to its range."""
 
     def ints(v: object) -> list[int]:
         items = v if isinstance(v, list) else []
@@ -165,10 +175,10 @@ def clean_interaction(raw: Mapping[str, object]) -> dict[str, Any]:
         items = v if isinstance(v, list) else []
         return [str(x)[:32] for x in items if isinstance(x, str)][:16]
 
-    def num(v: object, high: float) -> float:
+    def num(v: object, high: float, low: float = 0.0, missing: float = 0.0) -> float:
         number = isinstance(v, int | float) and not isinstance(v, bool)
-        x = finite(v, "viewer record") if number else 0.0
-        return round(min(max(x, 0.0), high), 2)
+        x = finite(v, "viewer record") if number else missing
+        return round(min(max(x, low), high), 2)
 
     return {
         "slices_visited": ints(raw.get("slices_visited")),
@@ -179,4 +189,7 @@ def clean_interaction(raw: Mapping[str, object]) -> dict[str, Any]:
         "max_zoom": num(raw.get("max_zoom"), 1000.0),
         "thumbnail_clicks": int(num(raw.get("thumbnail_clicks"), 1e6)),
         "fullscreen_s": num(raw.get("fullscreen_s"), 86_400.0),
+        "wl_used": raw.get("wl_used") is True,
+        "wl_width": num(raw.get("wl_width"), WL_WIDTH[1], WL_WIDTH[0], WL_STORED[0]),
+        "wl_center": num(raw.get("wl_center"), WL_CENTER[1], WL_CENTER[0], WL_STORED[1]),
     }

@@ -1,8 +1,12 @@
 """Which images a case's viewer shows under which window preset (pure; no Streamlit).
 
 Ingest stores one image (spot) or 16 slices (strip) per window: ``lung``,
-``mediastinum``, ``bone``, ``brain``, the file's own window (``file``) or the
-full range (``auto``). The viewer offers one preset button per window.
+``mediastinum``, ``bone``, ``brain``, the file's own window (stored as ``file``,
+named ``original`` here and everywhere a person reads it) or the full range
+(``auto``). The viewer offers one preset button per window, in the stored order:
+the manifest's ``windows`` order, or when the manifest names none the order ingest
+chose from the study's ``default_windows``. The first is the one a case opens on
+(key 1).
 """
 
 from __future__ import annotations
@@ -10,38 +14,31 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reader_app.exam.next_case import ImageView
+from reader_app.study.window_presets import public_window_name
 
-PRESET_ORDER = ("lung", "mediastinum", "bone", "brain", "file", "auto")
 PRESET_LABELS = {
     "lung": "Lung",
     "mediastinum": "Mediastinum",
     "bone": "Bone",
     "brain": "Brain",
-    "file": "Original",
+    "original": "Original",
     "auto": "Full range",
     "": "Image",
 }
 
 
 def window_label(name: str) -> str:
-    return PRESET_LABELS.get(name, name.capitalize())
+    return PRESET_LABELS.get(public_window_name(name), name.capitalize())
 
 
 def group_by_window(images: Sequence[ImageView]) -> dict[str, list[ImageView]]:
-    """Window name -> its images in stored order; presets in a fixed, familiar order."""
+    """Window name (``public_window_name``) -> its images, both in stored order."""
     groups: dict[str, list[ImageView]] = {}
     for img in images:
-        groups.setdefault(img.window or "", []).append(img)
-
-    def rank(name: str) -> tuple[int, str]:
-        return (PRESET_ORDER.index(name) if name in PRESET_ORDER else len(PRESET_ORDER), name)
-
-    return {name: groups[name] for name in sorted(groups, key=rank)}
+        groups.setdefault(public_window_name(img.window or ""), []).append(img)
+    return groups
 
 
-def default_window(names: Sequence[str], preferred: Sequence[str]) -> str:
-    """The study's first default window the case has, else the first preset."""
-    for name in preferred:
-        if name in names:
-            return name
+def default_window(names: Sequence[str]) -> str:
+    """The window a case opens on: the first stored (see the module notes)."""
     return names[0] if names else ""

@@ -32,7 +32,7 @@ from reader_app.core.text_rules.imported import (
 from reader_app.ingest.dicom_terms import manifest_modality
 from reader_app.ingest.errors import IngestError
 from reader_app.study.config import ANSWER_MODES
-from reader_app.study.window_presets import WINDOW_PRESETS
+from reader_app.study.window_presets import ORIGINAL, STORED_NAMES, WINDOW_PRESETS
 from scoring import Box, RegionError, parse_region
 
 COLUMNS = (
@@ -61,7 +61,7 @@ OPTIONAL_COLUMNS = (
 )
 
 REQUIRED = ("case_id", "kind", "files", "diagnosis")
-WINDOW_NAMES = (*WINDOW_PRESETS, "file")
+WINDOW_NAMES = (*WINDOW_PRESETS, ORIGINAL)  # "file", the old name of "original", is read too
 TRUE = {"true", "yes", "1", "y"}
 FALSE = {"false", "no", "0", "n", ""}
 
@@ -292,8 +292,9 @@ def _entry(where: str, row: dict[str, Any], root: Path) -> ManifestEntry:
         bad("practice", f"must be true or false, not {flag!r}")
     windows = tuple(w.lower() for w in _split(row.get("windows")))
     for w in windows:
-        if w not in WINDOW_NAMES:
+        if w not in WINDOW_NAMES and w != "file":
             bad("windows", f"unknown window {w!r}; use {', '.join(WINDOW_NAMES)}")
+    windows = tuple(STORED_NAMES.get(w, w) for w in windows)  # ingest's own name
     files: list[Path] = []
     for raw in _split(row.get("files")):
         try:

@@ -25,3 +25,15 @@ WINDOW_PRESETS: dict[str, Window] = {
     "bone": Window("bone", 500, 2000),
     "brain": Window("brain", 40, 80),
 }
+
+
+# The file's own window is stored as "file" (ingest's name since the start) and named
+# "original" everywhere a person reads it: the page, the viewer record, the exports and
+# the manifest (which takes both). Old records that say "file" read as "original".
+ORIGINAL = "original"
+STORED_NAMES = {ORIGINAL: "file"}
+
+
+def public_window_name(name: str) -> str:
+    """The one name a window goes by outside ingest ("file" -> "original")."""
+    return ORIGINAL if name == "file" else name

@@ -12,6 +12,7 @@ scripted zoom and pan.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import statistics
@@ -25,13 +26,22 @@ from playwright.sync_api import Browser, Page, expect
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from reader_app.core.auth import sign_in_link
+from reader_app.core.auth import Invite, sign_in_link
 from reader_app.core.db import make_engine
 from reader_app.core.settings import Settings, load_settings
-from reader_app.models import CaseImage, Reader, Response
+from reader_app.models import Case, CaseImage, CaseReport, Reader, Response
+from reader_app.study.assets import asset_path
 from tests.conftest import fresh_sqlite_url
 from tests.e2e.conftest import ServedApp, artifact, start_app, stop_app
-from tests.e2e.exam_driver import diagnosis_box, expect_case, fill_answer, settled, submit_button
+from tests.e2e.exam_driver import (
+    choose_likert,
+    diagnosis_box,
+    expect_case,
+    fill_answer,
+    settled,
+    submit_button,
+    text_box,
+)
 from tests.factories import make_reader, make_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("viewer_browser")]
@@ -387,4 +397,244 @@ def test_zoom_and_pan_frame_time(
     artifact("viewer-frame-times.json").write_text(json.dumps(figures, indent=1))
     print(f"\nzoom/pan frame time: {figures}")
     assert figures["p50_ms"] < 40, figures  # display rate, with room for a loaded CI box
+    context.close()
+
+
+# --- the reading room (issue 28) ------------------------------------------------------
+# One walk per size over a spot, a strip and a report case: the image area's share of
+# the viewport, the manifest's first window shown first, the toolbar in one line, Submit
+# on screen (with a long history), W/L by drag changing the pixels shown and the record
+# and never the stored PNG, "?" help, the counter, and nothing over Pause after a submit.
+ROOM_SHARE = {"1440x900": 0.85, "1024x768": 0.80}
+LONG_HISTORY = "Adult, two weeks of cough and fever, smoker, on anticoagulants. " * 12
+
+
+def _room_study(server: ViewerServer, db: Session) -> tuple[Invite, set[str]]:
+    """Three cases: a report (spot, the long history), a spot, a strip (the history)."""
+    study = make_study(
+        db,
+        server.settings.asset_dir,
+        slug="room" + uuid.uuid4().hex[:8],
+        n_cases=3,
+        strip_every=3,
+        strip_slices=16,
+        windows=("brain", "bone"),  # as a head CT's manifest lists them: brain first
+        phantom=True,
+        history=LONG_HISTORY,
+        config={"report_fields": ["findings", "impression"]},
+    )
+    cases = db.exec(select(Case).where(Case.study_id == study.id).order_by(col(Case.id))).all()
+    assert cases[0].id is not None
+    db.add(
+        CaseReport(
+            case_id=cases[0].id, answer="report", reference_findings="F", reference_impression="I"
+        )
+    )
+    db.commit()
+    return make_reader(db, study, ready=True), _case_shas(db)
+
+
+def _box(page: Page, selector: str) -> dict[str, float]:
+    box = page.locator(selector).first.bounding_box()
+    assert box is not None, selector
+    return box
+
+
+def _overlaps(a: dict[str, float], b: dict[str, float]) -> bool:
+    return not (
+        a["x"] + a["width"] <= b["x"]
+        or b["x"] + b["width"] <= a["x"]
+        or a["y"] + a["height"] <= b["y"]
+        or b["y"] + b["height"] <= a["y"]
+    )
+
+
+def _mean_grey(page: Page, clip: dict[str, float]) -> float:
+    """Mean grey of what is on screen inside ``clip`` (a real screenshot's pixels)."""
+    from io import BytesIO
+
+    from PIL import Image, ImageStat
+
+    shot = page.screenshot(clip=clip)
+    return float(ImageStat.Stat(Image.open(BytesIO(shot)).convert("L")).mean[0])
+
+
+def _window_level_by_drag(page: Page, mode_key: bool, shot: str) -> dict[str, float]:
+    """Drag W/L (right button, or W mode and the left one); returns the W/L on screen."""
+    stage = _box(page, STAGE)
+    img = _box(page, IMG)
+    clip = {
+        "x": img["x"] + 4,
+        "y": img["y"] + 4,
+        "width": img["width"] - 8,
+        "height": img["height"] - 8,
+    }
+    before_grey, before_sha = _mean_grey(page, clip), _img_sha256(page)
+    assert _state(page)["wl"] == {"width": 255, "center": 127.5}  # opens as stored
+    cx, cy = stage["x"] + stage["width"] / 2, stage["y"] + stage["height"] / 2
+    page.mouse.move(cx, cy)
+    button = "left"
+    if mode_key:
+        page.locator(STAGE).focus()
+        page.keyboard.press("w")
+        assert _state(page)["wlMode"]
+    else:
+        button = "right"
+    page.mouse.down(button=button)  # type: ignore[arg-type]
+    page.mouse.move(cx - 175, cy - 40, steps=8)  # narrower and lower: more contrast, brighter
+    page.mouse.up(button=button)  # type: ignore[arg-type]
+    wl = _state(page)["wl"]
+    assert isinstance(wl, dict) and wl["width"] == 80 and wl["center"] == 87.5, wl
+    expect(page.locator(".rv-wltext")).to_have_text("W 80 · C 88")
+    page.wait_for_function("() => !window.readerstudyViewer.canvas.hidden")
+    page.wait_for_timeout(100)  # the canvas is painted at the next frame
+    after_grey = _mean_grey(page, clip)
+    assert abs(after_grey - before_grey) > 3, (before_grey, after_grey)
+    # the pixels the canvas shows are the stored ones through the window
+    probe = page.evaluate(
+        """() => {
+            const v = window.readerstudyViewer, img = v.image;
+            const c = document.createElement('canvas');
+            c.width = img.naturalWidth; c.height = img.naturalHeight;
+            const x = c.getContext('2d'); x.drawImage(img, 0, 0);
+            const src = x.getImageData(0, 0, c.width, c.height).data;
+            const out = v.canvas.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+            const i = 4 * (Math.floor(c.height / 2) * c.width + Math.floor(c.width / 2));
+            return [src[i], out[i]];
+        }"""
+    )
+    stored_grey, shown_grey = probe
+    expected = min(max(round((stored_grey - (87.5 - 40)) / 80 * 255), 0), 255)
+    assert shown_grey == expected, (stored_grey, shown_grey, expected)
+    assert _img_sha256(page) == before_sha  # the <img> still holds the stored PNG
+    page.screenshot(path=str(artifact(shot)))
+    if mode_key:
+        page.keyboard.press("w")  # leave W/L mode: drags pan again
+    return {"width": 80.0, "center": 87.5}
+
+
+@pytest.mark.parametrize("size", ["1440x900", "1024x768"])
+def test_reading_room_gives_the_image_the_screen(
+    viewer_server: ViewerServer, browser: Browser, db: Session, size: str
+) -> None:
+    invite, shas = _room_study(viewer_server, db)
+    reader = invite.reader
+    stored_bytes = {
+        sha: hashlib.sha256(
+            asset_path(viewer_server.settings.asset_dir, sha).read_bytes()
+        ).hexdigest()
+        for sha in shas
+    }
+    width, height = VIEWPORTS[size]
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.goto(sign_in_link(viewer_server.app.url, invite.token))
+    expect(submit_button(page)).to_be_visible(timeout=60_000)
+    shares: dict[str, float] = {}
+    expected_wl: dict[str, dict[str, float]] = {}
+    for number in (1, 2, 3):
+        expect_case(page, number, 3)
+        _wait_viewer(page)
+        report = page.get_by_role("textbox", name="Findings").count() > 0
+        kind = "report" if report else ("strip" if _is_strip(page) else "spot")
+        # the image area (the stage) at fit, as a share of the whole viewport height
+        need = ROOM_SHARE[size]
+        page.wait_for_function(  # the viewer lays out again once the page has settled
+            "(need) => window.readerstudyViewer.root.querySelector('.rv-stage')"
+            ".getBoundingClientRect().height / window.innerHeight >= need",
+            arg=need,
+        )
+        stage = _box(page, STAGE)
+        shares[kind] = round(stage["height"] / height, 3)
+        assert stage["y"] >= 0 and stage["y"] + stage["height"] <= height + 1
+        # the manifest's first window (brain) opens, on key 1
+        pressed = page.locator(".rv-presets button[aria-pressed=true]")
+        expect(pressed).to_contain_text("Brain")
+        expect(pressed).to_contain_text("1")
+        assert _state(page)["window"] == "brain"
+        assert _box(page, ".rv-bar")["height"] <= 44, "the toolbar wrapped"
+        sub = _box(page, "[data-field=submit]")
+        assert sub["y"] >= 0 and sub["y"] + sub["height"] <= height, (kind, sub)
+        page.screenshot(path=str(artifact(f"room-{kind}-{size}.png")))
+        if kind == "spot":
+            expected_wl[kind] = _window_level_by_drag(
+                page, mode_key=False, shot=f"room-wl-spot-{size}.png"
+            )
+            page.keyboard.press("?")  # the keys and gestures, behind "?"
+            expect(page.locator(".rv-help")).to_be_visible()
+            expect(page.locator(".rv-help")).to_contain_text("W/L")
+            page.keyboard.press("Escape")
+            expect(page.locator(".rv-help")).to_be_hidden()
+            diagnosis_box(page).click()
+            page.keyboard.type("Glioma")
+            expect(page.locator(".rp-count").first).to_contain_text("6 / 300")
+            choose_likert(page, 2)
+        elif kind == "strip":
+            expected_wl[kind] = _window_level_by_drag(
+                page, mode_key=True, shot=f"room-wl-strip-{size}.png"
+            )
+            page.mouse.wheel(0, 100)  # the next slice keeps the W/L, re-windowed
+            expect(page.locator(LABEL)).to_contain_text("2/16")
+            page.wait_for_function(
+                "() => window.readerstudyViewer.image.complete"
+                " && !window.readerstudyViewer.canvas.hidden"
+            )
+            assert _img_sha256(page) in shas
+            diagnosis_box(page).click()
+            page.keyboard.type("Strip answer")
+            choose_likert(page, 3)
+        else:
+            text_box(page, "Findings").click()
+            page.keyboard.type("Mass.")
+            text_box(page, "Impression").click()
+            page.keyboard.type("Tumour.")
+            choose_likert(page, 1)
+        submit_button(page).click()
+        if number < 3:
+            expect_case(page, number + 1, 3)
+            notice = page.locator(".rp-notice")
+            expect(notice).to_contain_text(f"Saved your answer to case {number}.")
+            pause = _box(page, ".st-key-pause button")
+            assert not _overlaps(_box(page, ".rp-notice"), pause), "the notice covers Pause"
+            for toast in page.locator("[data-testid=stToast]").all():
+                box = toast.bounding_box()
+                assert box is None or not _overlaps(box, pause), "a toast covers Pause"
+            page.screenshot(path=str(artifact(f"room-after-submit-{number}-{size}.png")))
+    expect(page.get_by_text("You have finished this exam")).to_be_visible()
+    rows = _rows(db, reader)
+    assert len(rows) == 3
+    records = [json.loads(r.interaction_json or "null") for r in rows]
+    by_answer = {r.diagnosis or "report": rec for r, rec in zip(rows, records, strict=True)}
+    for answer, kind in (("Glioma", "spot"), ("Strip answer", "strip")):
+        rec = by_answer[answer]
+        assert rec["wl_used"] is True
+        assert (rec["wl_width"], rec["wl_center"]) == (
+            expected_wl[kind]["width"],
+            expected_wl[kind]["center"],
+        )
+        assert rec["windows_used"] == ["brain"]
+    untouched = by_answer["report"]
+    assert (untouched["wl_used"], untouched["wl_width"], untouched["wl_center"]) == (
+        False,
+        255,
+        127.5,
+    )
+    # the stored PNGs never changed
+    assert _case_shas(db) == shas
+    for sha, digest in stored_bytes.items():
+        assert (
+            hashlib.sha256(
+                asset_path(viewer_server.settings.asset_dir, sha).read_bytes()
+            ).hexdigest()
+            == digest
+        )
+        assert digest == sha
+    print(f"\nimage area share at {size}: {shares}")
+    for kind, need in (
+        ("spot", ROOM_SHARE[size]),
+        ("strip", ROOM_SHARE[size]),
+        ("report", ROOM_SHARE[size]),
+    ):
+        assert shares[kind] >= need, shares
     context.close()

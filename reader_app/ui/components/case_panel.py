@@ -86,27 +86,27 @@ def case_panel(
     form: PanelForm,
     on_submit: Callable[[], None],
     *,
-    windows: Sequence[str] = (),
     theme: str = "dark",
     grounding: bool = False,
     marker: Location | None = None,
     history: str | None = None,
     note: str | None = None,
+    notice: str | None = None,
     following: CaseView | None = None,
 ) -> None:
     """The case panel for ``case``; ``on_submit`` runs as the submit's callback (read the
     value with :func:`submitted_value`). ``following``: the next case, whose first
-    images the panel fetches and decodes once this case's image is in."""
+    images the panel fetches and decodes once this case's image is in. ``notice``:
+    what the last submit did ("Saved your answer to case 3."), said in the panel's
+    status line (a toast of ours, never over Pause or Submit)."""
     page_css(theme)
-    viewer = viewer_data(case, windows=windows, theme=theme, grounding=grounding, marker=marker)
+    viewer = viewer_data(case, theme=theme, grounding=grounding, marker=marker)
     if viewer is None:
         st.warning("This case has no images.")
         return
     labels = list(form.likert_labels or DEFAULT_LIKERT)
     prefetch = (
-        [image_url(img.sha256) for img in first_images(following, windows)]
-        if following is not None
-        else []
+        [image_url(img.sha256) for img in first_images(following)] if following is not None else []
     )
     _panel(
         key=PANEL_KEY,
@@ -117,6 +117,7 @@ def case_panel(
             "viewer": viewer,
             "history": history or "",
             "note": note or "",
+            "notice": notice or "",
             "prefetch": prefetch,
             "form": {
                 "mode": form.mode,

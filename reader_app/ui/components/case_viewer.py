@@ -15,7 +15,6 @@ the viewer's record go out with the answer in one value.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,9 +57,19 @@ MARKER_HELP = (
     "Delete clears) · "
 )
 
+# The reading room's page frame (issue 28: the image gets the screen): Streamlit's
+# own header (a bar of 3.75rem with the app menu) is not drawn on exam screens, the
+# page padding is small, the one-line exam header sits tight on the case. CSS only:
+# none of our scripts touch Streamlit's DOM.
 PAGE_CSS = """
 <style>
-[data-testid=stMainBlockContainer] { padding-top: 3rem; padding-bottom: 1rem; }
+[data-testid=stHeader] { display: none; }
+[data-testid=stMainBlockContainer] { padding: 0.5rem 1rem 0.25rem; max-width: none; }
+[data-testid=stMain] [data-testid=stVerticalBlock] { gap: 0.5rem; }
+.st-key-exam_header [data-testid=stMarkdownContainer] p {
+  margin: 0; white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
+}
+.st-key-exam_header [data-testid=stProgress] p { font-size: 0.8125rem; margin: 0; }
 </style>
 """
 
@@ -79,7 +88,6 @@ LIGHT_CSS = """
 def viewer_data(
     case: CaseView,
     *,
-    windows: Sequence[str] = (),
     theme: str = "dark",
     grounding: bool = False,
     marker: Location | None = None,
@@ -95,7 +103,7 @@ def viewer_data(
         "case": case.public_id,
         "kind": "strip" if strip else "spot",
         "windows": frames,
-        "window": start_window(frames, windows),
+        "window": start_window(frames),
         "theme": theme if theme in THEMES else "dark",
         "alt": modality_words(case),
         "help": (MARKER_HELP if grounding else "") + help_text,
@@ -114,17 +122,16 @@ def page_css(theme: str) -> None:
 def show_case_images(
     case: CaseView,
     *,
-    windows: Sequence[str] = (),
     theme: str = "dark",
     grounding: bool = False,
     marker: Location | None = None,
 ) -> None:
-    """The viewer alone for ``case``, opening on the first of ``windows`` the case has.
+    """The viewer alone for ``case``, opening on its first window.
 
     ``grounding``: the viewer shows (and takes) one marker; ``marker`` is where an
     earlier answer put it."""
     page_css(theme)
-    data = viewer_data(case, windows=windows, theme=theme, grounding=grounding, marker=marker)
+    data = viewer_data(case, theme=theme, grounding=grounding, marker=marker)
     if data is None:
         st.warning("This case has no images.")
         return

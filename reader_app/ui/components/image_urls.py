@@ -14,7 +14,6 @@ is not decoded), but behind the page and 0.3 % opaque.
 from __future__ import annotations
 
 import base64
-from collections.abc import Sequence
 
 import streamlit as st
 from streamlit import config as st_config
@@ -27,25 +26,25 @@ from reader_app.ui.context import asset_bytes
 MEDIA_COORDINATES = "readerstudy.viewer.{sha256}"  # one per image: none replaces another
 
 
-def opening_window(case: CaseView, preferred_windows: Sequence[str]) -> str:
+def opening_window(case: CaseView) -> str:
     """The window a case opens on (the viewer itself starts at slice 1, fit)."""
-    return default_window(list(group_by_window(case.reader_images)), preferred_windows)
+    return default_window(list(group_by_window(case.reader_images)))
 
 
-def first_images(case: CaseView, preferred_windows: Sequence[str]) -> list[ImageView]:
+def first_images(case: CaseView) -> list[ImageView]:
     """What the viewer shows when a case opens: its default window's first image, or
     for a strip that window's slices (the large one is the first slice)."""
     groups = group_by_window(case.reader_images)
     if not groups:
         return []
-    shown = groups[default_window(list(groups), preferred_windows)]
+    shown = groups[default_window(list(groups))]
     strip = case.kind == "strip" and len(case.reader_images) > 1
     return shown if strip else shown[:1]
 
 
-def prefetch_images(case: CaseView, preferred_windows: Sequence[str]) -> None:
+def prefetch_images(case: CaseView) -> None:
     """The first images of ``case``, invisible (see the module notes)."""
-    images = first_images(case, preferred_windows)
+    images = first_images(case)
     if images:
         with st.container(key="prefetch"):
             st.image([asset_bytes(img.sha256) for img in images], output_format="PNG")

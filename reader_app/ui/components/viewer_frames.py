@@ -37,7 +37,7 @@ def frame_label(case: CaseView, img: ImageView, index: int, count: int) -> str:
 
 
 def window_frames(case: CaseView) -> list[WindowFrames]:
-    """Every window preset of the case, in the fixed preset order, with its frames."""
+    """Every window preset of the case, in the stored (manifest) order, with its frames."""
     out: list[WindowFrames] = []
     for name, images in group_by_window(case.reader_images).items():
         frames: list[Frame] = [
@@ -54,7 +54,7 @@ def window_frames(case: CaseView) -> list[WindowFrames]:
     return out
 
 
-def start_window(frames: Sequence[WindowFrames], preferred: Sequence[str]) -> int:
-    """Index of the study's first default window the case has (else the first)."""
+def start_window(frames: Sequence[WindowFrames]) -> int:
+    """Index of the window the case opens on (``windows.default_window``)."""
     names = [w["name"] for w in frames]
-    return names.index(default_window(names, preferred)) if names else 0
+    return names.index(default_window(names)) if names else 0

@@ -24,6 +24,7 @@ the current one is in.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TypeVar
 
 import streamlit as st
@@ -97,7 +98,7 @@ def _order(session: Session, reader: Reader) -> OrderSummary:
 def _start_case(case: CaseView, config: StudyConfig) -> None:
     """A case drawn for the first time in this browser session: fresh form and clocks."""
     now = utcnow()
-    exam.start_case(case, now, opening_window(case, config.default_windows))
+    exam.start_case(case, now, opening_window(case))
     try:
         with db_session() as session:
             exam.first_shown_at = mark_shown(
@@ -272,9 +273,23 @@ def _continue() -> None:
     exam.feedback = None
 
 
+def _toast(notice: str | None) -> None:
+    """A screen without the case panel says what just happened in a toast."""
+    if notice:
+        st.toast(notice, icon=":material/check_circle:" if notice.startswith("Saved") else None)
+
+
 def _case_screen(
-    case: CaseView, config: StudyConfig, review: bool, following: CaseView | None = None
+    case: CaseView,
+    config: StudyConfig,
+    review: bool,
+    following: CaseView | None = None,
+    *,
+    notice: str | None = None,
+    note: str | None = None,
 ) -> None:
+    """The case panel. ``notice`` (what the last submit did) shows in the panel's own
+    status line, away from Pause and Submit; ``note`` above the clinical history."""
     earlier = exam.review_answer if review else None
     marker, no_focal = parse_location_json(earlier.location_json if earlier else None)
     report = not review and is_report_case(case)
@@ -303,14 +318,14 @@ def _case_screen(
         case,
         form,
         _revise if review else _submit,
-        windows=config.default_windows,
         theme=config.theme,
         grounding=config.grounding,
         marker=marker,
         history=case.history,
         note="Practice case: not scored. The reference answer follows your answer."
         if case.practice
-        else None,
+        else note,
+        notice=notice,
         following=following,
     )
 
@@ -371,25 +386,26 @@ try:
 except DBAPIError:
     _database_down()
 
-if notice := exam.notice:
-    exam.notice = None
-    st.toast(notice, icon=":material/check_circle:" if notice.startswith("Saved") else None)
+notice, exam.notice = exam.notice, None
 
 if closed is not None:
     exam_header(config.title, progress_at(case.slot if case else None, summary), pausable=False)
+    _toast(notice)
     study_closed_panel(closed)
     st.stop()
 
 if is_paused():
     exam_header(config.title, progress_at(case.slot if case else None, summary), pausable=False)
+    _toast(notice)
     pause_screen(sign_out)
     st.stop()
 
 if feedback is not None and feedback_case is not None:
     exam_header(config.title, progress_at(feedback_case.slot, summary), pausable=False)
+    _toast(notice)
     left, right = st.columns(CASE_COLUMNS, gap="medium")
     with left:
-        show_case_images(feedback_case, windows=config.default_windows, theme=config.theme)
+        show_case_images(feedback_case, theme=config.theme)
     with right:
         practice_feedback_panel(feedback, config.likert_labels, _continue)
     st.stop()
@@ -424,11 +440,12 @@ if review_slot is not None and case is not None and stored is not None:
         )
     with done:
         st.button("Back to the exam", key="review_done", type="primary", on_click=_leave_review)
-    _case_screen(case, config, review=True)
+    _case_screen(case, config, review=True, notice=notice)
     st.stop()
 
 if case is None:
     exam_header(config.title, progress_at(None, summary), pausable=False)
+    _toast(notice)
     finish_panel(
         summary.scored,
         on_review=(
@@ -443,15 +460,22 @@ if case is None:
 assert case is not None
 if exam.case is None or exam.case.public_id != case.public_id:
     _start_case(case, config)
-exam_header(config.title, progress_at(case.slot, summary), pausable=True)
-if summary.practice and case.slot == summary.practice:
-    st.info("Practice is over: from this case on, your answers are scored.")
-if config.allow_revisions and case.slot > summary.practice:
-    st.button(
-        "◀ Change an earlier answer",
-        key="back",
-        type="tertiary",
-        on_click=_enter_review,
-        args=(case.slot - 1, case.slot),
-    )
-_case_screen(case, config, review=False, following=following)
+exam_header(
+    config.title,
+    progress_at(case.slot, summary),
+    pausable=True,
+    # the slot to change, and the review's limit
+    on_back=partial(_enter_review, case.slot - 1, case.slot)
+    if config.allow_revisions and case.slot > summary.practice
+    else None,
+)
+_case_screen(
+    case,
+    config,
+    review=False,
+    following=following,
+    notice=notice,
+    note="Practice is over: from this case on, your answers are scored."
+    if summary.practice and case.slot == summary.practice
+    else None,
+)

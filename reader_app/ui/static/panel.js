@@ -91,15 +91,43 @@ export default function (component) {
   root.append(left, side);
   parentElement.append(root);
 
-  // --- the side: practice note, clinical history, the form -----------------------
+  // --- the side: what the last submit did, practice note, clinical history, the form
+  // the last submit's notice ("Saved your answer to case 3."): a toast of the panel's
+  // own, at the top of the answer column, never over Pause or Submit; it fades out
+  if (data.notice) side.append(node("p", { class: "rp-notice", role: "status" }, data.notice));
   if (data.note) side.append(node("p", { class: "rp-note", role: "note" }, data.note));
   if (data.history) {
     side.append(node("h2", { class: "rp-h" }, "Clinical history"));
-    side.append(node("p", { class: "rp-history" }, data.history));
+    // focusable: a long history scrolls in its own box, by keyboard too
+    side.append(node("p", { class: "rp-history", tabindex: "0" }, data.history));
   }
   const el = node("form", { class: "rp-form", novalidate: "", "aria-label": "Answer" });
   side.append(el);
   const fields = {};
+  // "12 / 300" under a text box; a screen reader hears it only near the cap (50 and 20
+  // left, the cap reached), politely, not on every key
+  const counter = (input, max, id) => {
+    const box = node("div", { class: "rp-count" });
+    const seen = node("span", { id, "aria-hidden": "true" });
+    const said = node("span", { class: "rp-sr", "aria-live": "polite" });
+    box.append(seen, said);
+    input.setAttribute("aria-describedby", id);
+    let band = null;
+    const count = () => {
+      const n = input.value.length;
+      seen.textContent = `${n} / ${max}`;
+      box.classList.toggle("rp-near", max - n <= 20);
+      const now = n >= max ? 0 : max - n <= 20 ? 20 : max - n <= 50 ? 50 : null;
+      if (now !== band && now !== null) {
+        said.textContent = now === 0 ? `Limit reached: ${max} characters` : `${max - n} characters left`;
+      }
+      band = now;
+    };
+    input.addEventListener("input", count);
+    count();
+    said.textContent = ""; // nothing said on opening a case
+    return box;
+  };
   const textField = (key, label, multi, max, placeholder, rows) => {
     const id = `rp-${key}`;
     const wrap = node("div", { class: "rp-field", "data-wrap": key });
@@ -110,7 +138,7 @@ export default function (component) {
           id, type: "text", maxlength: String(max), placeholder, autocomplete: "off", "data-field": key,
         });
     input.value = typeof draft[key] === "string" ? draft[key] : "";
-    wrap.append(input);
+    wrap.append(input, counter(input, max, `rp-${key}-count`));
     el.append(wrap);
     fields[key] = input;
   };
@@ -202,6 +230,21 @@ export default function (component) {
     showError();
   }
   el.addEventListener("input", () => changed());
+  // the answer column scrolls on its own so Submit (sticky at its foot) is always on
+  // screen, whatever the history's length or the window's height
+  function fitSide() {
+    const top = side.getBoundingClientRect().top;
+    const wide = root.clientWidth > 760; // one column below: the page scrolls
+    side.style.maxHeight = wide ? `${Math.max(window.innerHeight - Math.max(top, 0) - 8, 240)}px` : "";
+  }
+  window.addEventListener("resize", fitSide);
+  // the page above the panel settles after it is drawn (the last run's leftovers go)
+  const sideObserver = new ResizeObserver(() => requestAnimationFrame(fitSide));
+  sideObserver.observe(root);
+  const page = document.querySelector("[data-testid=stMainBlockContainer]");
+  if (page) sideObserver.observe(page);
+  const sideSettle = setTimeout(fitSide, 400);
+  requestAnimationFrame(fitSide);
   el.addEventListener("change", () => changed());
 
   // visible time on this case (sessionStorage keeps it across a reload)
@@ -311,6 +354,9 @@ export default function (component) {
     document.removeEventListener("keydown", onKey, true);
     document.removeEventListener("visibilitychange", onVisibility);
     window.removeEventListener("pagehide", keepAll);
+    window.removeEventListener("resize", fitSide);
+    sideObserver.disconnect();
+    clearTimeout(sideSettle);
     viewer.cleanup();
     root.remove();
   }

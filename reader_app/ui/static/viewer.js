@@ -23,6 +23,15 @@
 // given to hooks.onMarker: the case panel keeps it in the case's draft and sends it
 // with the answer (panel.js).
 //
+// Window/level by drag (right-drag, or a left drag in W/L mode: W key or the W/L
+// button), as PACS do. It re-windows the DISPLAYED 8-bit image: the stored PNG
+// (already rendered with the case's window preset) is drawn into a canvas and its
+// grey levels 0-255 are mapped through a linear window of width W and centre C in
+// those same grey levels. It cannot bring back detail the 8-bit rendering clipped;
+// the presets (keys 1-9) are the full-depth windows ingest rendered. The stored PNG
+// and the <img> showing it never change. Horizontal drag: width; vertical: centre.
+// R (or the reset button) and any preset go back to the image as stored.
+//
 // Two entry points: mountViewer(component, hooks) for the case panel, and the
 // viewer-only component (case_viewer.py appends its default export) for pages that
 // show images without an answer (practice feedback, adjudication).
@@ -49,6 +58,11 @@ const WHEEL_STEP_PX = 50;
 const WHEEL_ZOOM = 0.002; // zoom factor per wheel pixel, as an exponent // accumulated wheel delta per slice step (one mouse notch = 100)
 
 const RECORD_KEY = (caseId) => `rs.viewer.${caseId}`;
+// W/L in grey levels of the displayed 8-bit image; this one shows it as stored
+const WL_STORED = { width: 255, center: 127.5 };
+const WL_WIDTH = [1, 510];
+const WL_CENTER = [-128, 383];
+const WL_PER_PX = 1; // grey levels per CSS pixel of drag
 
 // The record of a case: from memory, else from the tab's sessionStorage (a reload),
 // else new. Only plain values are kept, so a stored record is read as data.
@@ -72,6 +86,8 @@ function record(caseId) {
       fsMs: num(o.fsMs, 0),
       fsSince: null,
       thumbs: num(o.thumbs, 0),
+      wlUsed: o.wlUsed === true,
+      wl: { ...WL_STORED },
     });
   }
   return SUMMARIES.get(caseId);
@@ -84,7 +100,7 @@ export function keepRecord(caseId) {
   const fs = r.fsMs + (r.fsSince === null ? 0 : performance.now() - r.fsSince);
   const plain = {
     slices: [...r.slices], windows: r.windows, zoom: r.zoom, pan: r.pan, one: r.one,
-    maxZoom: r.maxZoom, fsMs: fs, thumbs: r.thumbs,
+    maxZoom: r.maxZoom, fsMs: fs, thumbs: r.thumbs, wlUsed: r.wlUsed,
   };
   try {
     window.sessionStorage.setItem(RECORD_KEY(caseId), JSON.stringify(plain));
@@ -115,6 +131,10 @@ function summary(caseId) {
     max_zoom: Math.round(r.maxZoom * 100) / 100,
     thumbnail_clicks: r.thumbs,
     fullscreen_s: Math.round(fs / 100) / 10,
+    // the W/L on screen at this moment (grey levels of the displayed 8-bit image)
+    wl_used: r.wlUsed,
+    wl_width: Math.round(r.wl.width * 2) / 2,
+    wl_center: Math.round(r.wl.center * 2) / 2,
   };
 }
 
@@ -184,8 +204,29 @@ export function mountViewer(component, hooks = {}) {
   const zoomIn = tool("zoom-in", "+", "Zoom in (+)");
   const fitBtn = tool("fit", "Fit", "Fit to the viewer (0 or double-click)");
   const oneBtn = tool("one", "1:1", "1:1, one image pixel per screen pixel (O)");
-  const fullBtn = tool("full", "Full screen", "Full screen (F; Esc leaves)");
+  const fullBtn = tool("full", "", "Full screen (F; Esc leaves)");
+  // four corners (an icon font may lack the glyph): drawn, and hidden from readers
+  fullBtn.innerHTML =
+    '<svg aria-hidden="true" viewBox="0 0 16 16" width="14" height="14" fill="none" ' +
+    'stroke="currentColor" stroke-width="2"><path d="M1 5V1h4M11 1h4v4M15 11v4h-4M5 15H1v-4"/></svg>';
   const zoomText = el("span", { class: "rv-zoomtext", "aria-live": "off" }, "Fit");
+  const wlTools = el("div", { class: "rv-wltools", role: "group", "aria-label": "Window/level" });
+  const wlBtn = el(
+    "button",
+    { type: "button", "data-act": "wl", "aria-pressed": "false", title: "Window/level drag mode (W; right-drag works always)" },
+    "W/L",
+  );
+  const wlReset = el(
+    "button",
+    { type: "button", "data-act": "wl-reset", "aria-label": "Reset window/level (R)", title: "Reset window/level (R)" },
+    "↺",
+  );
+  wlTools.append(wlBtn, wlReset);
+  const helpBtn = el(
+    "button",
+    { type: "button", "data-act": "help", "aria-expanded": "false", "aria-label": "Keys and gestures (?)", title: "Keys and gestures (?)" },
+    "?",
+  );
   const grounding = Boolean(data.grounding);
   const marking = el("div", { class: "rv-marking", role: "group", "aria-label": "Marker" });
   const markText = el("span", { class: "rv-marktext", "aria-live": "polite" });
@@ -194,9 +235,10 @@ export function mountViewer(component, hooks = {}) {
     { type: "button", "data-act": "clear-marker", title: "Clear the marker (Delete)" },
     "Clear marker",
   );
-  marking.append(markText, clearBtn);
+  marking.append(clearBtn);
   marking.hidden = !grounding;
-  bar.append(presets, marking, el("span", { class: "rv-spacer" }), zoomText, tools);
+  markText.hidden = !grounding;
+  bar.append(presets, marking, el("span", { class: "rv-spacer" }), wlTools, tools, helpBtn);
 
   // main area: thumbnails (strips) beside the stage
   const main = el("div", { class: "rv-main" });
@@ -209,16 +251,28 @@ export function mountViewer(component, hooks = {}) {
     "aria-label": "Case image. " + data.help,
   });
   const pz = el("div", { class: "rv-pz" });
+  const frame = el("div", { class: "rv-frame" });
   const img = el("img", { class: "rv-img", draggable: "false" });
-  pz.append(img);
+  // the re-windowed picture, drawn over the stored one only while W/L differs from it
+  const canvas = el("canvas", { class: "rv-wl", "aria-hidden": "true" });
+  canvas.hidden = true;
+  frame.append(img, canvas);
+  pz.append(frame);
   const label = el("div", { class: "rv-label", "aria-live": "polite", "aria-atomic": "true" });
   const pin = el("div", { class: "rv-marker", "aria-hidden": "true" });
   pin.hidden = true;
-  stage.append(pz, pin, label);
+  const corner = el("div", { class: "rv-corner" });
+  const wlText = el("span", { class: "rv-wltext", "aria-live": "off" });
+  corner.append(wlText, zoomText);
+  stage.append(pz, pin, label, corner, markText);
   if (stack) main.append(thumbs);
   main.append(stage);
-  const help = el("p", { class: "rv-help" }, data.help);
-  root.append(bar, main, help);
+  const help = el("div", { class: "rv-help", id: `rv-help-${caseId}`, role: "note" });
+  help.append(el("p", {}, data.help + " · W: W/L drag mode (right-drag always) · R: reset W/L · ?: this help"));
+  help.hidden = true;
+  helpBtn.setAttribute("aria-controls", help.id);
+  main.append(help);
+  root.append(bar, main);
   parentElement.append(root);
 
   const panzoom = Panzoom(pz, {
@@ -248,7 +302,7 @@ export function mountViewer(component, hooks = {}) {
     if (full) {
       height = Math.max(window.innerHeight - bar.offsetHeight - 16, 100);
     } else {
-      const below = help.offsetHeight + 12;
+      const below = 8; // the help is a popover now ("?"), nothing sits under the image
       const avail = window.innerHeight - (rect.top + window.scrollY) - below;
       const natural = (width * first.h) / first.w; // no letterbox taller than the image
       height = Math.max(Math.min(avail, natural), 240);
@@ -293,6 +347,7 @@ export function mountViewer(component, hooks = {}) {
     if (current && current.scrollIntoView && thumbs.scrollHeight > thumbs.clientHeight) {
       current.scrollIntoView({ block: "nearest" });
     }
+    paintWL();
     // decode the neighbours ahead so stepping stays at display rate
     for (const j of [idx - 1, idx + 1]) if (list[j]) new Image().src = list[j].url;
     drawMarker();
@@ -397,7 +452,7 @@ export function mountViewer(component, hooks = {}) {
     (event) => {
       const start = press;
       press = null;
-      if (!grounding || !start || !event.isPrimary || event.button !== 0) return;
+      if (!grounding || wlMode || !start || !event.isPrimary || event.button !== 0) return;
       if (Math.hypot(event.clientX - start.x, event.clientY - start.y) > CLICK_SLOP_PX) return;
       markAt(event.clientX, event.clientY);
       stage.focus({ preventScroll: true }); // the arrows now move the marker
@@ -427,8 +482,124 @@ export function mountViewer(component, hooks = {}) {
     const name = windows[win].name;
     if (!rec.windows.includes(name)) rec.windows.push(name);
     if (stack) buildThumbs();
+    setWL(WL_STORED); // a preset is a new start
     show(idx); // the slice, zoom and pan carry over
   }
+
+  // --- window/level on the displayed 8-bit image (see the notes at the top) --------
+  const ctx = canvas.getContext("2d", { willReadFrequently: true });
+  let wlMode = false;
+  let stored = null; // ImageData of the frame as stored, and its URL
+  let storedUrl = null;
+  let wlFrame = 0;
+
+  function wlAsStored() {
+    return rec.wl.width === WL_STORED.width && rec.wl.center === WL_STORED.center;
+  }
+
+  function paintWL() {
+    cancelAnimationFrame(wlFrame);
+    wlFrame = requestAnimationFrame(paintNow);
+    showWL();
+  }
+
+  function paintNow() {
+    if (wlAsStored()) {
+      canvas.hidden = true;
+      return;
+    }
+    if (!img.complete || img.naturalWidth === 0) return; // the load event paints
+    const w = img.naturalWidth;
+    const h = img.naturalHeight;
+    if (storedUrl !== img.src) {
+      canvas.width = w;
+      canvas.height = h;
+      ctx.drawImage(img, 0, 0);
+      stored = ctx.getImageData(0, 0, w, h);
+      storedUrl = img.src;
+    }
+    const lut = new Uint8ClampedArray(256); // rounds and clamps
+    const low = rec.wl.center - rec.wl.width / 2;
+    for (let v = 0; v < 256; v++) lut[v] = ((v - low) / rec.wl.width) * 255;
+    const out = ctx.createImageData(w, h);
+    const src = stored.data;
+    const dst = out.data;
+    for (let i = 0; i < src.length; i += 4) {
+      dst[i] = lut[src[i]];
+      dst[i + 1] = lut[src[i + 1]];
+      dst[i + 2] = lut[src[i + 2]];
+      dst[i + 3] = src[i + 3];
+    }
+    ctx.putImageData(out, 0, 0);
+    canvas.hidden = false;
+  }
+
+  function showWL() {
+    const { width, center } = rec.wl;
+    wlText.textContent = `W ${Math.round(width)} · C ${Math.round(center)}`;
+    wlText.title = "Window width and centre, in grey levels (0–255) of the displayed image";
+    wlReset.disabled = wlAsStored();
+  }
+
+  function setWL(next, reader = false) {
+    const clamp = (v, [lo, hi]) => Math.min(Math.max(v, lo), hi);
+    const width = clamp(Number(next.width), WL_WIDTH);
+    const center = clamp(Number(next.center), WL_CENTER);
+    if (!Number.isFinite(width) || !Number.isFinite(center)) return;
+    rec.wl = { width, center };
+    if (reader) rec.wlUsed = true;
+    paintWL();
+  }
+
+  function setWLMode(on) {
+    wlMode = on;
+    wlBtn.setAttribute("aria-pressed", on ? "true" : "false");
+    stage.classList.toggle("rv-wlmode", on);
+    panzoom.setOptions({ disablePan: on });
+  }
+
+  let wlDrag = null;
+  stage.addEventListener(
+    "pointerdown",
+    (event) => {
+      const byButton = event.button === 2;
+      const byMode = wlMode && event.button === 0 && event.isPrimary;
+      if (!byButton && !byMode) return;
+      event.stopPropagation(); // not a pan (Panzoom listens on the stage, bubbling)
+      event.preventDefault();
+      wlDrag = { x: event.clientX, y: event.clientY, id: event.pointerId, from: { ...rec.wl } };
+      stage.setPointerCapture?.(event.pointerId);
+    },
+    true,
+  );
+  stage.addEventListener(
+    "pointermove",
+    (event) => {
+      if (!wlDrag || event.pointerId !== wlDrag.id) return;
+      event.stopPropagation();
+      const dx = event.clientX - wlDrag.x;
+      const dy = event.clientY - wlDrag.y;
+      setWL({ width: wlDrag.from.width + dx * WL_PER_PX, center: wlDrag.from.center + dy * WL_PER_PX }, true);
+    },
+    true,
+  );
+  const endDrag = (event) => {
+    if (!wlDrag || event.pointerId !== wlDrag.id) return;
+    event.stopPropagation();
+    wlDrag = null;
+  };
+  stage.addEventListener("pointerup", endDrag, true);
+  stage.addEventListener("pointercancel", endDrag, true);
+  stage.addEventListener("contextmenu", (event) => event.preventDefault());
+  img.addEventListener("load", paintWL);
+  wlBtn.addEventListener("click", () => setWLMode(!wlMode));
+  wlReset.addEventListener("click", () => setWL(WL_STORED));
+
+  function setHelp(open) {
+    help.hidden = !open;
+    helpBtn.setAttribute("aria-expanded", open ? "true" : "false");
+  }
+  helpBtn.addEventListener("click", () => setHelp(help.hidden));
 
   function step(delta) {
     if (stack) show(idx + delta);
@@ -513,6 +684,10 @@ export function mountViewer(component, hooks = {}) {
     else if (k === "0") reset();
     else if (k === "o" || k === "O") oneToOne();
     else if (k === "f" || k === "F") toggleFullscreen();
+    else if (k === "w" || k === "W") setWLMode(!wlMode);
+    else if (k === "r" || k === "R") setWL(WL_STORED);
+    else if (k === "?") setHelp(help.hidden);
+    else if (k === "Escape" && !help.hidden) setHelp(false);
     else if (k === "Escape" && isFull()) toggleFullscreen();
     else handled = false;
     if (handled) event.preventDefault();
@@ -580,6 +755,7 @@ export function mountViewer(component, hooks = {}) {
   presetButtons.forEach((b, j) => b.setAttribute("aria-pressed", j === win ? "true" : "false"));
   if (!rec.windows.includes(windows[win].name)) rec.windows.push(windows[win].name);
   if (stack) buildThumbs();
+  rec.wl = { ...WL_STORED }; // a (re)drawn case starts as stored
   if (lastCase !== null && lastCase !== caseId) scrollToTop();
   lastCase = caseId;
   show(0);
@@ -599,7 +775,10 @@ export function mountViewer(component, hooks = {}) {
       pan: panzoom.getPan(),
       fit,
       fullscreen: isFull(),
+      wl: { ...rec.wl },
+      wlMode,
     }),
+    canvas,
     summary: () => summary(caseId),
     // the location step: {x, y, slice} in stored pixels, or null; setMarker restores a
     // draft (not a reader gesture: no event)
@@ -617,6 +796,7 @@ export function mountViewer(component, hooks = {}) {
     window.removeEventListener("resize", layout);
     observer.disconnect();
     clearTimeout(settle);
+    cancelAnimationFrame(wlFrame);
     clearInterval(fsPoll);
     if (rec.fsSince !== null) {
       rec.fsMs += performance.now() - rec.fsSince;

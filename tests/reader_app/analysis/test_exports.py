@@ -181,7 +181,7 @@ def test_viewer_interaction_reaches_the_responses_export(
     ensure_order(session=session, reader=reader)
     record = {
         "slices_visited": [1, 2, 3, 9],
-        "windows_used": ["lung", "bone"],
+        "windows_used": ["lung", "file"],  # as answers before "original" was the name
         "zoom_used": True,
         "pan_used": False,
         "one_to_one_used": False,
@@ -204,9 +204,10 @@ def test_viewer_interaction_reaches_the_responses_export(
     frame = _csv(capsys, "--what", "responses").set_index("diagnosis")
     first, second = frame.loc["answer 0"], frame.loc["answer 1"]
     # 4 slices visited, two windows in the order used, zoom yes, 12.4 s in fullscreen
-    assert (first.slices_visited, first.windows_used) == ("4", "lung|bone")
+    # the file's own window by its one name, "original", in the columns and the record
+    assert (first.slices_visited, first.windows_used) == ("4", "lung|original")
     assert (first.zoom_used, first.fullscreen_s) == ("True", "12.4")
-    assert json.loads(first.interaction) == record
+    assert json.loads(first.interaction) == {**record, "windows_used": ["lung", "original"]}
     assert (second.slices_visited, second.windows_used, second.interaction) == ("", "", "")
 
 

@@ -76,14 +76,16 @@ def _img(window: str | None, role: str = "slice", label: str = "") -> ImageView:
     return ImageView("0" * 64, label, window, role, 10, 10)
 
 
-def test_windows_are_grouped_in_a_familiar_order() -> None:
-    images = [_img("bone"), _img("custom"), _img("lung"), _img("lung"), _img("mediastinum")]
+def test_windows_keep_the_stored_manifest_order_and_one_name() -> None:
+    # stored as the manifest listed them: brain before bone, as a head CT reads
+    images = [_img("brain"), _img("brain"), _img("bone"), _img("custom"), _img("file")]
     groups = group_by_window(images)
-    assert list(groups) == ["lung", "mediastinum", "bone", "custom"]
-    assert len(groups["lung"]) == 2
+    assert list(groups) == ["brain", "bone", "custom", "original"]  # "file" reads "original"
+    assert len(groups["brain"]) == 2
     assert list(group_by_window([_img(None)])) == [""]
-    assert [window_label(n) for n in ("lung", "file", "auto", "", "custom")] == [
+    assert [window_label(n) for n in ("lung", "file", "original", "auto", "", "custom")] == [
         "Lung",
+        "Original",
         "Original",
         "Full range",
         "Image",
@@ -91,10 +93,10 @@ def test_windows_are_grouped_in_a_familiar_order() -> None:
     ]
 
 
-def test_default_window_prefers_the_studys_first_available() -> None:
-    assert default_window(["lung", "bone"], ["mediastinum", "bone"]) == "bone"
-    assert default_window(["lung", "bone"], []) == "lung"
-    assert default_window([], ["lung"]) == ""
+def test_the_first_stored_window_is_the_default() -> None:
+    assert default_window(["brain", "bone"]) == "brain"
+    assert default_window(["bone", "brain"]) == "bone"
+    assert default_window([]) == ""
 
 
 def test_reader_images_hide_the_montage_unless_it_is_all_there_is() -> None:

@@ -121,4 +121,21 @@ def test_clean_interaction_keeps_known_fields_of_the_right_type() -> None:
         "max_zoom": 2.46,
         "thumbnail_clicks": 2,
         "fullscreen_s": 0.0,
+        # no window/level in the record: the image as stored
+        "wl_used": False,
+        "wl_width": 255.0,
+        "wl_center": 127.5,
     }
+
+
+def test_clean_interaction_holds_window_level_to_its_range() -> None:
+    got = clean_interaction({"wl_used": True, "wl_width": 80.5, "wl_center": 60})
+    assert (got["wl_used"], got["wl_width"], got["wl_center"]) == (True, 80.5, 60.0)
+    wild = clean_interaction({"wl_used": 1, "wl_width": 0, "wl_center": 10**6})
+    # 1 is not True; width at least 1 grey level; the centre at most 383 (viewer.js)
+    assert (wild["wl_used"], wild["wl_width"], wild["wl_center"]) == (False, 1.0, 383.0)
+    low = clean_interaction({"wl_width": 9e8, "wl_center": -9e8, "wl_used": "yes"})
+    assert (low["wl_width"], low["wl_center"], low["wl_used"]) == (510.0, -128.0, False)
+    for bad in (float("nan"), float("inf"), 10**400):
+        with pytest.raises(AnswerError):
+            clean_interaction({"wl_width": bad})

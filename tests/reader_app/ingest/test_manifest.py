@@ -33,7 +33,7 @@ def test_csv_fields_are_parsed_and_typed(tmp_path: Path) -> None:
                 "a.dcm|b.dcm",
                 synonyms="one | two||",
                 practice="TRUE",
-                windows="Lung|bone|lung",
+                windows="Lung|bone|lung|Original|file",
                 reviewed_by=" Dr A ",
                 modality="cr",
                 history="cough",
@@ -46,7 +46,9 @@ def test_csv_fields_are_parsed_and_typed(tmp_path: Path) -> None:
     assert first.files == (tmp_path.resolve() / "a.dcm", tmp_path.resolve() / "b.dcm")
     assert first.synonyms == ("one", "two")
     assert first.practice is True
-    assert first.windows == ("lung", "bone")  # lower-cased, de-duplicated, in order
+    # lower-cased, de-duplicated, in order; "original" (or its old name "file") is
+    # stored under ingest's own name
+    assert first.windows == ("lung", "bone", "file")
     assert first.reviewed_by == "Dr A"
     assert first.modality == "CR"
     assert first.history == "cough"
@@ -103,7 +105,7 @@ def test_all_problems_are_reported_with_line_and_field(tmp_path: Path) -> None:
         "manifest.csv line 6, field 'files', link.dcm: path escapes the manifest's folder",
         "manifest.csv line 7, field 'case_id': duplicate case id (first at manifest.csv line 2)",
         "manifest.csv line 8, field 'windows': unknown window 'abdomen'; "
-        "use lung, mediastinum, bone, brain, file",
+        "use lung, mediastinum, bone, brain, original",
         "manifest.csv line 9, field 'practice': must be true or false, not 'maybe'",
         "manifest.csv line 10, field 'files', /etc/passwd: absolute path; "
         "give paths relative to the manifest",

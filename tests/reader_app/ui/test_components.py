@@ -72,23 +72,24 @@ def test_the_case_panel_is_one_element_whose_one_value_reaches_the_callback(
     )
 
 
-def _viewer_app(case: object, windows: tuple[str, ...] = ()) -> None:
+def _viewer_app(case: object) -> None:
     from reader_app.ui.components.case_viewer import show_case_images
 
-    show_case_images(case, windows=windows)  # type: ignore[arg-type]
+    show_case_images(case)  # type: ignore[arg-type]
 
 
-def test_spot_viewer_offers_every_window_in_preset_order(fresh_caches: Settings) -> None:
+def test_spot_viewer_offers_every_window_in_stored_order(fresh_caches: Settings) -> None:
     case = _case(fresh_caches.asset_dir, "spot", ("file", "lung"), 1)
-    at = AppTest.from_function(_viewer_app, args=(case, ("file",)), default_timeout=30).run()
+    at = AppTest.from_function(_viewer_app, args=(case,), default_timeout=30).run()
     assert not at.exception
     data = viewer_data(at)
     assert data["kind"] == "spot" and data["case"] == "cpublic"
+    # the stored (manifest) order, and the file's own window by its one name
     assert [(w["name"], w["label"]) for w in data["windows"]] == [
+        ("original", "Original"),
         ("lung", "Lung"),
-        ("file", "Original"),
     ]
-    assert data["window"] == 1  # opens on the study's default window, "file"
+    assert data["window"] == 0  # opens on the first listed
     assert not images(at)  # no st.image: the viewer element shows the images
     assert all(len(w["images"]) == 1 for w in data["windows"])
     assert "zoom" in data["help"] and "window" in data["help"]
