@@ -15,6 +15,11 @@ never stored on the next case. The value goes through one check in
 answer, the page keeps the case and the typed answer on screen with a message;
 Submit can simply be pressed again.
 
+Drafts (``reader_app.exam.drafts``): the panel reports its draft as it changes and
+``_keep_draft`` keeps it for the signed-in reader; the case's draft goes back into
+the panel when it is drawn, so a reload, another workstation or a server restart
+finds it. The answer's store deletes it.
+
 Speed (docs/performance.md): the slot after the one just answered is the next
 case's lookup hint (``_from_slot``), so drawing case 200 reads what drawing case
 2 reads; the panel fetches and decodes the following case's first images once
@@ -32,6 +37,7 @@ from sqlmodel import Session
 
 from reader_app.auth import AuthError
 from reader_app.exam.config import ExamConfig, exam_config
+from reader_app.exam.drafts import DraftRefused, DraftValues, load_draft, save_draft
 from reader_app.exam.next_case import CaseView, case_at_slot, upcoming
 from reader_app.exam.order import OrderSummary, ensure_order, order_summary
 from reader_app.exam.practice import practice_feedback
@@ -42,6 +48,7 @@ from reader_app.exam.submission import (
     CheckedSubmission,
     Submission,
     check_submission,
+    read_draft,
     read_submission,
 )
 from reader_app.exam.submit import (
@@ -53,7 +60,12 @@ from reader_app.exam.submit import (
 from reader_app.exam.timing import active_ms, mark_shown
 from reader_app.grounding import parse_location_json
 from reader_app.models import Reader, utcnow
-from reader_app.ui.components.case_panel import PanelForm, case_panel, submitted_value
+from reader_app.ui.components.case_panel import (
+    PanelForm,
+    case_panel,
+    drafted_value,
+    submitted_value,
+)
 from reader_app.ui.components.case_viewer import show_case_images
 from reader_app.ui.components.exam_header import exam_header, is_paused
 from reader_app.ui.components.exam_session import exam_state
@@ -210,6 +222,24 @@ def _submit() -> None:
     form_error(None)
 
 
+def _keep_draft() -> None:
+    """The panel's draft, kept for the signed-in reader. Never said on screen: a draft
+    that cannot be kept now (a value that is not the panel's, a case already answered,
+    the database out of reach) stays in the panel and its tab, and the next change or
+    the submit sends what is on screen again."""
+    try:
+        values = read_draft(drafted_value())
+    except AnswerError:
+        return
+    try:
+        with db_session() as session:
+            reader = reader_for_callback(session, user)
+            if reader is not None:
+                save_draft(session=session, reader=reader, values=values)
+    except (DraftRefused, AuthError, DBAPIError):
+        return
+
+
 def _as_reader(store: Callable[[Session, Reader], T]) -> T | None:
     """Run ``store`` as the signed-in reader, in one session. None: it did not happen, and
     the form says why (access ended, a refusal, the database out of reach); the form
@@ -273,7 +303,11 @@ def _continue() -> None:
 
 
 def _case_screen(
-    case: CaseView, config: ExamConfig, review: bool, following: CaseView | None = None
+    case: CaseView,
+    config: ExamConfig,
+    review: bool,
+    following: CaseView | None = None,
+    draft: DraftValues | None = None,
 ) -> None:
     earlier = exam.review_answer if review else None
     marker, no_focal = parse_location_json(earlier.location_json if earlier else None)
@@ -312,6 +346,8 @@ def _case_screen(
         if case.practice
         else None,
         following=following,
+        draft=None if review else draft,
+        on_draft=None if review else _keep_draft,
     )
 
 
@@ -349,6 +385,7 @@ try:
         stored: StoredAnswer | None = None
         case: CaseView | None = None
         following: CaseView | None = None
+        draft: DraftValues | None = None
         if review_slot is not None:
             case = case_at_slot(
                 session=session, reader=reader, slot=review_slot, total=summary.total
@@ -368,6 +405,10 @@ try:
                 from_slot=exam.from_slot,
             )
             case, following = ahead.case, ahead.following
+            if case is not None:
+                draft = load_draft(
+                    session=session, reader_id=user.reader_id, case_public_id=case.public_id
+                )
 except DBAPIError:
     _database_down()
 
@@ -454,4 +495,4 @@ if config.allow_revisions and case.slot > summary.practice:
         on_click=_enter_review,
         args=(case.slot - 1, case.slot),
     )
-_case_screen(case, config, review=False, following=following)
+_case_screen(case, config, review=False, following=following, draft=draft)
