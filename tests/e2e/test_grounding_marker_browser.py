@@ -540,9 +540,9 @@ def test_a_draft_follows_the_reader_to_another_browser_and_across_a_server_resta
     focus: typing goes on after one) and a confidence, and closes A without submitting.
     A NEW context B, signed in as the same reader, shows the same text, confidence and
     marker, and the draft row holds them. The served app is stopped and started again on
-    the same database: after a reload the draft is back. Submitting in B stores what B
-    showed, the viewer record continued from A (bone window, the zoom), and the draft
-    row is gone."""
+    the same database: after a reload the draft is back. Typed and reloaded at once, the
+    tab's newer copy is shown and reaches the server. Submitting in B stores what B showed,
+    the viewer record continued from A (bone window, the zoom), and the draft row is gone."""
     study = make_study(
         db,
         server.settings.asset_dir,
@@ -596,6 +596,15 @@ def test_a_draft_follows_the_reader_to_another_browser_and_across_a_server_resta
             _expect_marker(page, 101.0, 77.0)
             row = _draft_row(db, reader, case)
             assert row is not None and row[:2] == ("Left apical pneumothorax", 3), (step, row)
+        # typed and reloaded at once (before the report): the tab's copy is the newer and
+        # is shown, and the server catches up without another change
+        type_diagnosis(page, "Left apical pneumothorax, small")
+        page.reload()
+        open_exam(page, page.url)
+        viewer_ready(page)
+        expect(diagnosis_box(page)).to_have_value("Left apical pneumothorax, small")
+        _wait_draft(db, reader, case, "Left apical pneumothorax, small", 3)
+        _expect_marker(page, 101.0, 77.0)
         shown = _on_screen_marker(page)
         before = progress(page)
         submit_button(page).click()
@@ -603,7 +612,11 @@ def test_a_draft_follows_the_reader_to_another_browser_and_across_a_server_resta
     finally:
         b.close()
     stored = _stored_rows(db, reader)[case]
-    assert (stored.diagnosis, stored.likert, stored.idk) == ("Left apical pneumothorax", 3, False)
+    assert (stored.diagnosis, stored.likert, stored.idk) == (
+        "Left apical pneumothorax, small",
+        3,
+        False,
+    )
     point, nff = parse_location_json(stored.location_json)
     assert point is not None and not nff
     assert abs(point.x - shown[0]) <= 1 and abs(point.y - shown[1]) <= 1, (point, shown)

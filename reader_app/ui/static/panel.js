@@ -15,8 +15,8 @@
 //
 // Drafts are kept by the server (reader_app/exam/drafts.py): the panel reports its
 // draft (the submit's shape plus edited_at, the browser's clock at the last edit) as
-// the state value "draft" about a second after the last change, at once when a field
-// loses the focus, and when the tab is hidden; the server hands the case's draft back
+// the state value "draft" about a second after the last change, at once when the focus
+// leaves the panel, and when the tab is hidden; the server hands the case's draft back
 // in data.draft, so another workstation, a closed tab or a server restart find it.
 // The tab keeps its own copy per case in memory and in sessionStorage as the fields
 // change, for the second between a change and its report (a reload that beats the
@@ -84,15 +84,17 @@ const DRAFT_DEBOUNCE_MS = 1000;
 // The server's draft of the case (data.draft) against this tab's copy: the newer by
 // the browser's clock at the last edit wins (a tab's copy not yet reported is newer
 // than what the server holds); the viewer record is folded in whichever wins.
+// Returns true when the tab's copy is the newer: it has not reached the server yet.
 function restoreDraft(caseId, draft, kept) {
-  if (!kept || typeof kept !== "object") return;
-  if (!(Number(draft.edited_at) >= Number(kept.edited_at ?? 0))) {
-    for (const k of DRAFT_FIELDS) draft[k] = kept[k] ?? null;
-    draft.edited_at = kept.edited_at ?? null;
-    draft.touched = true;
-    storeSet(DRAFT_KEY(caseId), draft);
-  }
+  const mine = Number(draft.edited_at);
+  if (!kept || typeof kept !== "object") return Number.isFinite(mine);
   mergeRecord(caseId, kept.record);
+  if (mine >= Number(kept.edited_at ?? 0)) return mine > Number(kept.edited_at ?? 0);
+  for (const k of DRAFT_FIELDS) draft[k] = kept[k] ?? null;
+  draft.edited_at = kept.edited_at ?? null;
+  draft.touched = true;
+  storeSet(DRAFT_KEY(caseId), draft);
+  return false;
 }
 
 // Active time so far: the larger of this tab's count and the server's (another
@@ -102,8 +104,8 @@ function continueActive(caseId, kept) {
   ACTIVE.set(caseId, Math.max(ACTIVE.get(caseId) || 0, server));
 }
 
-// Reports the panel's draft: soon() after a change (debounced), now() on a blur or a
-// hidden tab. A report that says nothing new (the active time aside) is not sent, so
+// Reports the panel's draft: soon() after a change (debounced), now() when the focus
+// leaves the panel or the tab is hidden. A report that says nothing new (the active time aside) is not sent, so
 // a blur after nothing changed costs no script run; a hidden tab always reports (the
 // active time and the viewer record go with it). stop() once the answer is sent.
 function draftReporter(snapshot, setStateValue) {
@@ -156,7 +158,7 @@ export default function (component) {
   const draft = draftOf(caseId);
   if (form.values && !draft.touched) Object.assign(draft, form.values); // changing an answer
   const reporting = data.form_key !== "review"; // a stored answer being changed has no draft
-  if (reporting) restoreDraft(caseId, draft, data.draft);
+  const unreported = reporting && restoreDraft(caseId, draft, data.draft);
 
   const root = node("div", { class: "rp", "data-case": caseId, "data-theme": data.theme || "dark" });
   const left = node("div", { class: "rp-view" });
@@ -315,15 +317,17 @@ export default function (component) {
     setStateValue,
   );
   if (!reporting) reporter.stop();
-  // a field losing the focus reports at once, unless the focus goes to Submit (the
-  // answer itself follows)
+  if (unreported) reporter.soon(); // e.g. typed just before a reload: the server catches up
+  // the focus leaving the panel (Pause, the rest of the page, another window) reports at
+  // once; a move within the panel (to the next field, to Submit) leaves it to the
+  // debounce, so Tab-Tab-Enter costs no script run racing the submit
   el.addEventListener("focusout", (event) => {
-    if (event.relatedTarget !== button) reporter.now();
+    if (!(event.relatedTarget instanceof Node && root.contains(event.relatedTarget))) reporter.now();
   });
-  const onPagehide = () => {
-    keepAll();
-    reporter.now(true); // best effort: the socket may close before it is sent
-  };
+  // No report on pagehide: a message sent as the page goes away did not reach the server
+  // in our trials (reload, closed tab); the tab's copy covers a reload, and a closed tab
+  // or a crashed browser loses at most the last second of changes (the debounce).
+  const onPagehide = keepAll;
 
   // --- submit: one value, from this panel's state at this moment ----------------
   // One submit at a time (a double click's second click is ignored), but never a

@@ -8,7 +8,8 @@
 // What the reader did (slices visited, windows used, zoom, pan, fullscreen time)
 // is kept per case in this module and in the tab's sessionStorage (so a reload
 // continues it); the case panel (panel.js) puts api.summary() into the one value
-// it sends with the answer.
+// it sends with the answer and into its draft, and folds the server draft's record
+// back in (mergeRecord), so another workstation continues it too.
 //
 // Image coordinates live in one place: clientToImage / imageToClient below
 // (stored-image pixels <-> viewport CSS pixels), exposed as
