@@ -73,7 +73,11 @@ def _case_of(session: Session, reader_id: int, case_public_id: str) -> tuple[int
 
 
 def save_draft(*, session: Session, reader: Reader, values: DraftValues) -> ExamDraft:
-    """Keep ``values`` as the reader's draft of its case (insert or replace); commits."""
+    """Keep ``values`` as the reader's draft of its case (insert or replace); commits.
+
+    A value edited before the kept draft was (by the browsers' clocks: a tab that
+    reconnects after a server restart re-sends its last report) leaves the kept draft
+    as it is, as the panel itself keeps the newer one."""
     require_role(reader, "reader")
     assert reader.id is not None
     found = _case_of(session, reader.id, values.case_token)
@@ -88,6 +92,8 @@ def save_draft(*, session: Session, reader: Reader, values: DraftValues) -> Exam
         ).first()
         if row is None:
             row = ExamDraft(reader_id=reader.id, case_id=case_id)
+        elif _older(values, row):
+            return row
         _fill(row, values)
         session.add(row)
         try:
@@ -96,6 +102,11 @@ def save_draft(*, session: Session, reader: Reader, values: DraftValues) -> Exam
         except IntegrityError:
             session.rollback()
     raise DraftRefused("The draft changed in another tab at the same moment; it is kept there.")
+
+
+def _older(values: DraftValues, row: ExamDraft) -> bool:
+    kept, edited = row.edited_at_ms, values.edited_at_ms
+    return kept is not None and edited is not None and edited < kept
 
 
 def _fill(row: ExamDraft, values: DraftValues) -> None:

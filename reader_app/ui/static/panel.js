@@ -105,9 +105,10 @@ function continueActive(caseId, kept) {
 }
 
 // Reports the panel's draft: soon() after a change (debounced), now() when the focus
-// leaves the panel or the tab is hidden. A report that says nothing new (the active time aside) is not sent, so
-// a blur after nothing changed costs no script run; a hidden tab always reports (the
-// active time and the viewer record go with it). stop() once the answer is sent.
+// leaves the panel or the tab is hidden. A report that says nothing new (the active
+// time aside) is not sent, so a blur after nothing changed costs no script run; a
+// hidden tab always reports (the active time and the viewer record go with it).
+// stop() once the answer is sent.
 function draftReporter(snapshot, setStateValue) {
   let timer = null;
   let last = null;

@@ -97,6 +97,24 @@ def test_a_draft_is_saved_replaced_and_loaded_as_one_row(
     assert load_draft(session=session, reader_id=reader.id, case_public_id=second) is None  # type: ignore[arg-type]
 
 
+def test_a_value_edited_before_the_kept_draft_leaves_it_as_it_is(
+    session: Session, settings: Settings
+) -> None:
+    """A tab reconnecting after a server restart re-sends its last report; another
+    workstation's later edit stays. The same edit time with a new active time is saved."""
+    study = make_study(session, settings.asset_dir, n_cases=1)
+    reader = make_reader(session, study).reader
+    (case,) = _cases(session, reader)
+    save_draft(session=session, reader=reader, values=read_draft(_value(case, edited_at=2000)))
+    stale = _value(case, diagnosis="older", edited_at=1999)
+    save_draft(session=session, reader=reader, values=read_draft(stale))
+    later = _value(case, active_ms=9000, edited_at=2000)
+    save_draft(session=session, reader=reader, values=read_draft(later))
+    got = load_draft(session=session, reader_id=reader.id, case_public_id=case)  # type: ignore[arg-type]
+    assert got is not None
+    assert (got.diagnosis, got.active_ms, got.edited_at_ms) == ("Pneumothorax", 9000, 2000)
+
+
 def test_the_marker_is_kept_as_its_point_and_a_report_keeps_both_texts(
     session: Session, settings: Settings
 ) -> None:
