@@ -29,8 +29,8 @@ from sqlalchemy import and_, delete
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from reader_app.auth import require_role
-from reader_app.errors import ReaderStudyError
+from reader_app.core.auth import require_role
+from reader_app.core.errors import ReaderStudyError
 from reader_app.models import Case, ExamDraft, Reader, ReaderOrder, Response, utcnow
 
 

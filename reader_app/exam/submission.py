@@ -28,12 +28,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from reader_app.core.text_rules.answers import clean_model_text
 from reader_app.exam.drafts import DraftValues
 from reader_app.exam.location import location_answer
 from reader_app.exam.next_case import CaseView
 from reader_app.exam.report_submit import MAX_REPORT_CHARS, ReportAnswer, validate_report
 from reader_app.exam.submit import MAX_DIAGNOSIS_CHARS, Answer, AnswerError, validate_answer
-from reader_app.text_policy import clean_model_text
 
 MAX_TEXT_CHARS = 20_000  # longer than any field allows: a value past it is not the panel's
 MAX_NUMBER = 1e9  # past any coordinate, zoom, count or duration the viewer records

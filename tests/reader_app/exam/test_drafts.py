@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, func, select
 
+from reader_app.core.settings import Settings
 from reader_app.exam.drafts import DraftRefused, DraftValues, load_draft, save_draft
 from reader_app.exam.order import ensure_order
 from reader_app.exam.report_submit import MAX_REPORT_CHARS
@@ -30,7 +31,6 @@ from reader_app.exam.submit import (
     validate_answer,
 )
 from reader_app.models import Case, ExamDraft, Reader, ReaderOrder
-from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
 
 
