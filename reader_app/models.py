@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     CheckConstraint,
     Column,
     DateTime,
@@ -610,4 +611,34 @@ class AuditImage(SQLModel, table=True):
 
     __table_args__ = (
         UniqueConstraint("case_id", "arm", "position", "sha256", name="uq_audit_image"),
+    )
+
+
+class ExamDraft(SQLModel, table=True):
+    """A reader's unsent answer to one case, as the case panel last reported it
+    (reader_app.exam.drafts): deleted in the transaction that stores the answer."""
+
+    __tablename__ = "exam_drafts"
+
+    id: int | None = Field(default=None, primary_key=True)
+    reader_id: int = Field(foreign_key="readers.id")
+    case_id: int = Field(foreign_key="cases.id")
+    diagnosis: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    findings: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    impression: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    likert: int | None = None
+    idk: bool = False
+    no_focal_finding: bool = False
+    marker_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    interaction_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    active_ms: int | None = None
+    # the browser's clock at the last edit: the panel keeps the newer of this and its tab's copy
+    edited_at_ms: int | None = Field(default=None, sa_column=Column(BigInteger, nullable=True))
+    updated_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+
+    __table_args__ = (
+        UniqueConstraint("reader_id", "case_id", name="uq_exam_draft"),
+        CheckConstraint("likert is null or (likert >= 0 and likert <= 4)", name="ck_draft_likert"),
     )

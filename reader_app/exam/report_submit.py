@@ -4,8 +4,8 @@
 it through the exam's one ``store_response`` (the same case lookup, open-study
 check, timing columns and duplicate handling as a diagnosis), so it is durable
 before the next case shows and a second submit of the same case is a
-duplicate. Drafts live in the reader's browser tab, as for the diagnosis form
-(ui/components/case_panel.py).
+duplicate. Drafts are kept by the server, as for the diagnosis form
+(exam/drafts.py), and deleted by that store.
 """
 
 from __future__ import annotations

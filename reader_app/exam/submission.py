@@ -15,6 +15,10 @@ exception from deep inside); :func:`check_submission` applies the exam's rules
 and returns what one store call needs. Numbers must be finite and of a sane
 size: a NaN or a 400-digit integer in the marker or the viewer record is
 refused with a message, never stored and never an ``OverflowError``.
+
+The panel's draft (``exam/drafts.py``) has the same shape plus ``edited_at`` (the
+browser's clock, ms): :func:`read_draft` reads it with the same checks and cuts
+its texts to the form's own limits.
 """
 
 from __future__ import annotations
@@ -24,13 +28,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from reader_app.core.text_rules.answers import clean_model_text
+from reader_app.exam.drafts import DraftValues
 from reader_app.exam.location import location_answer
 from reader_app.exam.next_case import CaseView
-from reader_app.exam.report_submit import ReportAnswer, validate_report
-from reader_app.exam.submit import Answer, AnswerError, validate_answer
+from reader_app.exam.report_submit import MAX_REPORT_CHARS, ReportAnswer, validate_report
+from reader_app.exam.submit import MAX_DIAGNOSIS_CHARS, Answer, AnswerError, validate_answer
 
 MAX_TEXT_CHARS = 20_000  # longer than any field allows: a value past it is not the panel's
 MAX_NUMBER = 1e9  # past any coordinate, zoom, count or duration the viewer records
+MAX_CLOCK_MS = 1e14  # a browser clock in ms since 1970 (year 5138)
 NOT_SENT = "The answer did not arrive as the page sends it; please submit again."
 BAD_NUMBER = "The {where} sent with the answer is not a finite number; please submit again."
 
@@ -71,15 +78,15 @@ def _text(raw: Mapping[str, Any], key: str) -> str:
     return value
 
 
-def finite(value: object, where: str) -> float:
+def finite(value: object, where: str, high: float = MAX_NUMBER) -> float:
     """``value`` as a float when it is a finite number of a sane size, else AnswerError."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise AnswerError(BAD_NUMBER.format(where=where))
     if isinstance(value, int):
-        if abs(value) > MAX_NUMBER:
+        if abs(value) > high:
             raise AnswerError(BAD_NUMBER.format(where=where))
         return float(value)
-    if not math.isfinite(value) or abs(value) > MAX_NUMBER:
+    if not math.isfinite(value) or abs(value) > high:
         raise AnswerError(BAD_NUMBER.format(where=where))
     return value
 
@@ -115,6 +122,42 @@ def read_submission(raw: object) -> Submission:
         marker=marker,
         record=None if record is None else clean_interaction(record),
         active_ms=active_ms,
+    )
+
+
+def read_draft(raw: object) -> DraftValues:
+    """The panel's draft value, read as :func:`read_submission` reads a submit (the same
+    AnswerError for wrong types and numbers that are not finite); its texts cut to the
+    form's limits and cleared of forbidden characters, a confidence outside 0-4 dropped,
+    the marker reduced to its point."""
+    sub = read_submission(raw)
+    assert isinstance(raw, Mapping)
+    marker = None
+    if sub.marker is not None:
+        where = sub.marker.get("slice")
+        marker = {
+            "x": finite(sub.marker.get("x"), "marker's x"),
+            "y": finite(sub.marker.get("y"), "marker's y"),
+            "slice": None if where is None else round(finite(where, "marker's slice")),
+        }
+    edited = raw.get("edited_at")
+    edited_at_ms = None if edited is None else round(finite(edited, "draft's time", MAX_CLOCK_MS))
+
+    def text(value: str, limit: int) -> str:
+        return clean_model_text(value[:limit])[0]
+
+    return DraftValues(
+        case_token=sub.case_token,
+        diagnosis=None if sub.diagnosis is None else text(sub.diagnosis, MAX_DIAGNOSIS_CHARS),
+        findings=text(sub.findings, MAX_REPORT_CHARS),
+        impression=text(sub.impression, MAX_REPORT_CHARS),
+        likert=sub.likert if sub.likert is not None and 0 <= sub.likert <= 4 else None,
+        idk=sub.idk,
+        no_focal_finding=sub.no_focal_finding,
+        marker=marker,
+        record=sub.record,
+        active_ms=None if sub.active_ms is None else max(sub.active_ms, 0),
+        edited_at_ms=edited_at_ms,
     )
 
 

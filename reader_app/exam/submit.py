@@ -2,7 +2,8 @@
 
 A second submit of the same case (double click, two tabs, a retry after a
 reload) hits the unique (reader, case) constraint and is reported as a
-duplicate: it never creates a second row and never overwrites the first.
+duplicate: it never creates a second row and never overwrites the first. The
+reader's draft of the case (exam/drafts.py) is deleted in the same transaction.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from sqlmodel import Session, select
 from reader_app.core.auth import AuthError, require_role
 from reader_app.core.errors import ReaderStudyError
 from reader_app.core.text_rules.answers import forbidden_characters
+from reader_app.exam.drafts import clear_draft
 from reader_app.exam.timing import first_shown
 from reader_app.models import Case, Reader, ReaderOrder, Response, Study, utcnow
 
@@ -199,6 +201,9 @@ def store_response(
         status=columns.status,
         location_json=columns.location_json,
     )
+    # the draft goes in the same commit (deleted before the insert is flushed, so a
+    # duplicate's IntegrityError still comes from the commit below)
+    clear_draft(session=session, reader_id=reader.id, case_id=case.id)
     session.add(response)
     try:
         session.commit()
@@ -209,6 +214,8 @@ def store_response(
         ).first()
         if existing is None:
             raise
+        clear_draft(session=session, reader_id=reader.id, case_id=case.id)  # a stray one
+        session.commit()
         return SubmitResult(response_id=existing, duplicate=True)
     assert response.id is not None
     return SubmitResult(response_id=response.id, duplicate=False)

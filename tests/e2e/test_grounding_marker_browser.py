@@ -13,19 +13,21 @@ stored) and a reload (the draft marker comes back) are checked the same way.
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
+from sqlalchemy import text
 from sqlmodel import Session, col, select
 
 from reader_app.core.auth import sign_in_link
 from reader_app.grounding.store import parse_location_json
 from reader_app.models import Case, Reader, Response
 from scoring.regions import Location
-from tests.e2e.conftest import Server, artifact, served_on_database
+from tests.e2e.conftest import Server, artifact, served_on_database, start_app, stop_app
 from tests.e2e.exam_driver import (
     choose_likert,
     diagnosis_box,
@@ -502,3 +504,123 @@ def test_a_touch_tap_stores_the_marker_and_the_viewer_record(
         _check_stored(db, reader, case, shown)
     finally:
         context.close()
+
+
+DRAFT_ROW = """select d.diagnosis, d.likert, d.marker_json, d.interaction_json from exam_drafts d
+    join cases c on c.id = d.case_id where d.reader_id = :reader and c.public_id = :case"""
+
+
+def _draft_row(db: Session, reader: Reader, case: str) -> tuple[object, ...] | None:
+    db.expire_all()
+    db.rollback()  # a fresh snapshot: the server writes between our reads
+    row = db.execute(text(DRAFT_ROW), {"reader": reader.id, "case": case}).first()
+    return None if row is None else tuple(row)
+
+
+def _wait_draft(
+    db: Session, reader: Reader, case: str, diagnosis: str, likert: int | None
+) -> tuple[object, ...]:
+    """The server's draft row once it holds ``diagnosis`` and ``likert`` (the panel reports
+    about a second after the last change)."""
+    deadline = time.monotonic() + 15
+    row = None
+    while time.monotonic() < deadline:
+        row = _draft_row(db, reader, case)
+        if row is not None and row[0] == diagnosis and row[1] == likert:
+            return row
+        time.sleep(0.2)
+    raise AssertionError(f"the server's draft is {row}, not {(diagnosis, likert)}")
+
+
+def test_a_draft_follows_the_reader_to_another_browser_and_across_a_server_restart(
+    server: Server, browser: Browser, db: Session
+) -> None:
+    """Issue 25, drafts kept by the server. In browser context A the reader zooms, picks the
+    bone window, places a marker, types a diagnosis (the panel's reports do not take the
+    focus: typing goes on after one) and a confidence, and closes A without submitting.
+    A NEW context B, signed in as the same reader, shows the same text, confidence and
+    marker, and the draft row holds them. The served app is stopped and started again on
+    the same database: after a reload the draft is back. Typed and reloaded at once, the
+    tab's newer copy is shown and reaches the server. Submitting in B stores what B showed,
+    the viewer record continued from A (bone window, the zoom), and the draft row is gone."""
+    study = make_study(
+        db,
+        server.settings.asset_dir,
+        slug="d" + uuid.uuid4().hex[:10],
+        n_cases=2,
+        phantom=True,
+        windows=("lung", "bone"),
+        config={"grounding": True},
+    )
+    invite = make_reader(db, study, ready=True)
+    reader, link = invite.reader, sign_in_link(server.app.url, invite.token)
+
+    a = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = a.new_page()
+    page.set_default_timeout(20_000)
+    open_exam(page, link)
+    viewer_ready(page)
+    case = panel_case(page)
+    page.locator(".rv-presets button").filter(has_text="Bone").click()
+    for _ in range(3):
+        page.locator(".rv-tools button[data-act=zoom-in]").click()
+    page.wait_for_function("() => window.readerstudyViewer.state().scale > 1.9")
+    page.locator(".rv-tools button[data-act=fit]").click()  # the marker's point in view
+    _steady(page)
+    _click(page, 101.0, 77.0)
+    _expect_marker(page, 101.0, 77.0)
+    type_diagnosis(page, "Left apical")
+    _wait_draft(db, reader, case, "Left apical", None)  # reported once typing paused
+    page.keyboard.type(" pneumothorax")  # the focus stayed in the box through that run
+    choose_likert(page, 3)
+    row = _wait_draft(db, reader, case, "Left apical pneumothorax", 3)
+    marker = json.loads(str(row[2]))
+    assert abs(marker["x"] - 101.0) <= 1 and abs(marker["y"] - 77.0) <= 1, marker
+    assert _stored_rows(db, reader) == {}
+    a.close()  # without submitting
+
+    b = browser.new_context(viewport={"width": 1024, "height": 768})
+    try:
+        page = b.new_page()
+        page.set_default_timeout(20_000)
+        for step in ("another browser", "a server restart"):
+            if step == "a server restart":
+                port, env, log = server.app.port, server.app.env, server.app.log
+                stop_app(server.app)
+                server.app = start_app(env, log, port=port)
+            open_exam(page, link)
+            viewer_ready(page)
+            assert panel_case(page) == case, step
+            expect(diagnosis_box(page)).to_have_value("Left apical pneumothorax")
+            expect(likert_choice(page, 3)).to_be_checked()
+            _expect_marker(page, 101.0, 77.0)
+            row = _draft_row(db, reader, case)
+            assert row is not None and row[:2] == ("Left apical pneumothorax", 3), (step, row)
+        # typed and reloaded at once (before the report): the tab's copy is the newer and
+        # is shown, and the server catches up without another change
+        type_diagnosis(page, "Left apical pneumothorax, small")
+        page.reload()
+        open_exam(page, page.url)
+        viewer_ready(page)
+        expect(diagnosis_box(page)).to_have_value("Left apical pneumothorax, small")
+        _wait_draft(db, reader, case, "Left apical pneumothorax, small", 3)
+        _expect_marker(page, 101.0, 77.0)
+        shown = _on_screen_marker(page)
+        before = progress(page)
+        submit_button(page).click()
+        wait_next_screen(page, before)
+    finally:
+        b.close()
+    stored = _stored_rows(db, reader)[case]
+    assert (stored.diagnosis, stored.likert, stored.idk) == (
+        "Left apical pneumothorax, small",
+        3,
+        False,
+    )
+    point, nff = parse_location_json(stored.location_json)
+    assert point is not None and not nff
+    assert abs(point.x - shown[0]) <= 1 and abs(point.y - shown[1]) <= 1, (point, shown)
+    record = json.loads(stored.interaction_json or "null")
+    assert record["windows_used"][:2] == ["lung", "bone"], record
+    assert record["zoom_used"] is True and record["max_zoom"] == 1.95, record
+    assert _draft_row(db, reader, case) is None

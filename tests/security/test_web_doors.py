@@ -186,7 +186,7 @@ def test_the_browser_proof_cookie_is_http_only(site: Site) -> None:
 
 
 def _uploads(root: Path, pid: int) -> list[Path]:
-    """The uploaded files on disk of the server process ``pid`` (reader_app/core/upload_spool.py)."""
+    """The uploaded files on disk of the server process ``pid`` (core/upload_spool.py)."""
     folder = root / "data" / UPLOADS / f"{socket.gethostname()}-{pid}"
     return sorted(p for p in folder.iterdir() if p.suffix != ".part")
 

@@ -14,6 +14,13 @@ carries ``data-field="<key>"`` (``diagnosis`` or ``findings`` + ``impression``,
 (Diagnosis, Findings, Impression, ``N · <label>``, I don't know, No focal
 finding, the submit's label); the panel carries ``data-case="<public id>"``.
 
+Drafts (``reader_app.exam.drafts``): the panel reports its draft as a state
+value, ``draft`` (the submit's shape plus ``edited_at``), about a second after
+the last change, at once when a field loses the focus, and when the tab is
+hidden; ``on_draft`` keeps it. The server's draft of the case comes back in the
+panel's data as ``draft`` (or null); the panel keeps the newer of it and its
+tab's copy, and continues the viewer record and the active time from it.
+
 The server says what the form shows beyond the reader's own input: the
 submit's label, an earlier answer being changed (``values``) and the last
 refusal (``error``). ``attempt`` changes with every submit handled, so a
@@ -29,6 +36,7 @@ from typing import Any
 
 import streamlit as st
 
+from reader_app.exam.drafts import DraftValues
 from reader_app.exam.next_case import CaseView
 from reader_app.exam.report_submit import MAX_REPORT_CHARS
 from reader_app.exam.submit import MAX_DIAGNOSIS_CHARS
@@ -45,6 +53,7 @@ from scoring import Location
 
 PANEL_KEY = "panel"
 SUBMIT_EVENT = "submit"
+DRAFT_STATE = "draft"
 SUBMIT_SHORTCUT = "Ctrl+Enter"  # docs/exam.md lists it
 
 _panel = st.components.v2.component(
@@ -70,15 +79,42 @@ class PanelForm:
     attempt: int = 0
 
 
-def submitted_value() -> object:
-    """The panel's submit value in its callback (None outside one)."""
+def _panel_value(name: str) -> object:
     result = st.session_state.get(PANEL_KEY)
     if result is None:
         return None
     try:
-        return result[SUBMIT_EVENT]
+        return result[name]
     except (KeyError, TypeError):
-        return getattr(result, SUBMIT_EVENT, None)
+        return getattr(result, name, None)
+
+
+def submitted_value() -> object:
+    """The panel's submit value in its callback (None outside one)."""
+    return _panel_value(SUBMIT_EVENT)
+
+
+def drafted_value() -> object:
+    """The panel's last reported draft, in its ``on_draft`` callback (None before one)."""
+    return _panel_value(DRAFT_STATE)
+
+
+def draft_data(draft: DraftValues | None) -> dict[str, Any] | None:
+    """The server's draft as the panel's data carries it (``data.draft``)."""
+    if draft is None:
+        return None
+    return {
+        "diagnosis": draft.diagnosis,
+        "findings": draft.findings,
+        "impression": draft.impression,
+        "likert": draft.likert,
+        "idk": draft.idk,
+        "no_focal_finding": draft.no_focal_finding,
+        "marker": draft.marker,
+        "record": draft.record,
+        "active_ms": draft.active_ms,
+        "edited_at": draft.edited_at_ms,
+    }
 
 
 def case_panel(
@@ -93,12 +129,16 @@ def case_panel(
     note: str | None = None,
     notice: str | None = None,
     following: CaseView | None = None,
+    draft: DraftValues | None = None,
+    on_draft: Callable[[], None] | None = None,
 ) -> None:
     """The case panel for ``case``; ``on_submit`` runs as the submit's callback (read the
     value with :func:`submitted_value`). ``following``: the next case, whose first
     images the panel fetches and decodes once this case's image is in. ``notice``:
     what the last submit did ("Saved your answer to case 3."), said in the panel's
-    status line (a toast of ours, never over Pause or Submit)."""
+    status line (a toast of ours, never over Pause or Submit). ``draft``: the
+    server's draft of the case; ``on_draft`` runs when the panel reports a new one
+    (read it with :func:`drafted_value`)."""
     page_css(theme)
     viewer = viewer_data(case, theme=theme, grounding=grounding, marker=marker)
     if viewer is None:
@@ -119,6 +159,7 @@ def case_panel(
             "note": note or "",
             "notice": notice or "",
             "prefetch": prefetch,
+            "draft": draft_data(draft),
             "form": {
                 "mode": form.mode,
                 "submit_label": form.submit_label,
@@ -133,4 +174,9 @@ def case_panel(
             },
         },
         on_submit_change=on_submit,
+        on_draft_change=on_draft or _ignore,
     )
+
+
+def _ignore() -> None:
+    """A draft reported where none is kept (no ``on_draft``): nothing to do."""

@@ -15,6 +15,11 @@ never stored on the next case. The value goes through one check in
 answer, the page keeps the case and the typed answer on screen with a message;
 Submit can simply be pressed again.
 
+Drafts (``reader_app.exam.drafts``): the panel reports its draft as it changes and
+``_keep_draft`` keeps it for the signed-in reader; the case's draft goes back into
+the panel when it is drawn, so a reload, another workstation or a server restart
+finds it. The answer's store deletes it.
+
 Speed (docs/performance.md): the slot after the one just answered is the next
 case's lookup hint (``_from_slot``), so drawing case 200 reads what drawing case
 2 reads; the panel fetches and decodes the following case's first images once
@@ -32,6 +37,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 
 from reader_app.core.auth import AuthError
+from reader_app.exam.drafts import DraftRefused, DraftValues, load_draft, save_draft
 from reader_app.exam.next_case import CaseView, case_at_slot, upcoming
 from reader_app.exam.order import OrderSummary, ensure_order, order_summary
 from reader_app.exam.practice import practice_feedback
@@ -42,6 +48,7 @@ from reader_app.exam.submission import (
     CheckedSubmission,
     Submission,
     check_submission,
+    read_draft,
     read_submission,
 )
 from reader_app.exam.submit import (
@@ -54,7 +61,12 @@ from reader_app.exam.timing import active_ms, mark_shown
 from reader_app.grounding.store import parse_location_json
 from reader_app.models import Reader, utcnow
 from reader_app.study.config import StudyConfig, study_settings
-from reader_app.ui.components.case_panel import PanelForm, case_panel, submitted_value
+from reader_app.ui.components.case_panel import (
+    PanelForm,
+    case_panel,
+    drafted_value,
+    submitted_value,
+)
 from reader_app.ui.components.case_viewer import show_case_images
 from reader_app.ui.components.exam_header import exam_header, is_paused
 from reader_app.ui.components.exam_session import exam_state
@@ -211,6 +223,24 @@ def _submit() -> None:
     form_error(None)
 
 
+def _keep_draft() -> None:
+    """The panel's draft, kept for the signed-in reader. Never said on screen: a draft
+    that cannot be kept now (a value that is not the panel's, a case already answered,
+    the database out of reach) stays in the panel and its tab, and the next change or
+    the submit sends what is on screen again."""
+    try:
+        values = read_draft(drafted_value())
+    except AnswerError:
+        return
+    try:
+        with db_session() as session:
+            reader = reader_for_callback(session, user)
+            if reader is not None:
+                save_draft(session=session, reader=reader, values=values)
+    except (DraftRefused, AuthError, DBAPIError):
+        return
+
+
 def _as_reader(store: Callable[[Session, Reader], T]) -> T | None:
     """Run ``store`` as the signed-in reader, in one session. None: it did not happen, and
     the form says why (access ended, a refusal, the database out of reach); the form
@@ -287,6 +317,7 @@ def _case_screen(
     *,
     notice: str | None = None,
     note: str | None = None,
+    draft: DraftValues | None = None,
 ) -> None:
     """The case panel. ``notice`` (what the last submit did) shows in the panel's own
     status line, away from Pause and Submit; ``note`` above the clinical history."""
@@ -327,6 +358,8 @@ def _case_screen(
         else note,
         notice=notice,
         following=following,
+        draft=None if review else draft,
+        on_draft=None if review else _keep_draft,
     )
 
 
@@ -364,6 +397,7 @@ try:
         stored: StoredAnswer | None = None
         case: CaseView | None = None
         following: CaseView | None = None
+        draft: DraftValues | None = None
         if review_slot is not None:
             case = case_at_slot(
                 session=session, reader=reader, slot=review_slot, total=summary.total
@@ -383,6 +417,10 @@ try:
                 from_slot=exam.from_slot,
             )
             case, following = ahead.case, ahead.following
+            if case is not None:
+                draft = load_draft(
+                    session=session, reader_id=user.reader_id, case_public_id=case.public_id
+                )
 except DBAPIError:
     _database_down()
 
@@ -475,6 +513,7 @@ _case_screen(
     review=False,
     following=following,
     notice=notice,
+    draft=draft,
     note="Practice is over: from this case on, your answers are scored."
     if summary.practice and case.slot == summary.practice
     else None,

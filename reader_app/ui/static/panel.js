@@ -13,11 +13,20 @@
 // the submit's label) and carries data-field="<key>"; the panel carries
 // data-case="<public id>".
 //
-// Drafts: the fields and the marker are kept per case in memory and in the tab's
-// sessionStorage as they change (Pause/Resume, a reload, a refused submit); a draft
-// is dropped once the next case is drawn after its submit.
+// Drafts are kept by the server (reader_app/exam/drafts.py): the panel reports its
+// draft (the submit's shape plus edited_at, the browser's clock at the last edit) as
+// the state value "draft" about a second after the last change, at once when the focus
+// leaves the panel, and when the tab is hidden; the server hands the case's draft back
+// in data.draft, so another workstation, a closed tab or a server restart find it.
+// The tab keeps its own copy per case in memory and in sessionStorage as the fields
+// change, for the second between a change and its report (a reload that beats the
+// report): when a case is drawn the newer of the two (by edited_at) is shown, and the
+// viewer record and the active time continue from both. The tab's copy is dropped
+// once the next case is drawn after its submit; the server's goes with the answer's
+// store. See the "drafts kept by the server" functions below.
 // Active time: visible milliseconds per case, counted from visibility changes
-// (kept in sessionStorage across reloads), sent with the answer.
+// (kept in sessionStorage across reloads and in the server's draft), sent with the
+// answer.
 
 const DRAFTS = new Map(); // case id -> {diagnosis, findings, impression, likert, idk, no_focal_finding, marker}
 const ACTIVE = new Map(); // case id -> visible ms counted so far
@@ -68,8 +77,73 @@ function forgetCase(caseId) {
 
 let lastSubmitted = null; // the case whose answer was last sent
 
+// --- drafts kept by the server (exam/drafts.py) ---------------------------------
+const DRAFT_FIELDS = ["diagnosis", "findings", "impression", "likert", "idk", "no_focal_finding", "marker"];
+const DRAFT_DEBOUNCE_MS = 1000;
+
+// The server's draft of the case (data.draft) against this tab's copy: the newer by
+// the browser's clock at the last edit wins (a tab's copy not yet reported is newer
+// than what the server holds); the viewer record is folded in whichever wins.
+// Returns true when the tab's copy is the newer: it has not reached the server yet.
+function restoreDraft(caseId, draft, kept) {
+  const mine = Number(draft.edited_at);
+  if (!kept || typeof kept !== "object") return Number.isFinite(mine);
+  mergeRecord(caseId, kept.record);
+  if (mine >= Number(kept.edited_at ?? 0)) return mine > Number(kept.edited_at ?? 0);
+  for (const k of DRAFT_FIELDS) draft[k] = kept[k] ?? null;
+  draft.edited_at = kept.edited_at ?? null;
+  draft.touched = true;
+  storeSet(DRAFT_KEY(caseId), draft);
+  return false;
+}
+
+// Active time so far: the larger of this tab's count and the server's (another
+// workstation's count continued there).
+function continueActive(caseId, kept) {
+  const server = kept && Number.isFinite(kept.active_ms) ? kept.active_ms : 0;
+  ACTIVE.set(caseId, Math.max(ACTIVE.get(caseId) || 0, server));
+}
+
+// Reports the panel's draft: soon() after a change (debounced), now() when the focus
+// leaves the panel or the tab is hidden. A report that says nothing new (the active
+// time aside) is not sent, so a blur after nothing changed costs no script run; a
+// hidden tab always reports (the active time and the viewer record go with it).
+// stop() once the answer is sent.
+function draftReporter(snapshot, setStateValue) {
+  let timer = null;
+  let last = null;
+  let stopped = false;
+  function now(always = false) {
+    clearTimeout(timer);
+    timer = null;
+    if (stopped) return;
+    const value = snapshot();
+    const { active_ms: _active, ...said } = value;
+    const key = JSON.stringify(said);
+    if (!always && key === last) return;
+    last = key;
+    setStateValue("draft", value);
+  }
+  return {
+    now,
+    soon() {
+      clearTimeout(timer);
+      if (!stopped) timer = setTimeout(now, DRAFT_DEBOUNCE_MS);
+    },
+    pending: () => timer !== null,
+    stop() {
+      clearTimeout(timer);
+      timer = null;
+      stopped = true;
+    },
+    resume() {
+      stopped = false;
+    },
+  };
+}
+
 export default function (component) {
-  const { data, parentElement, setTriggerValue } = component;
+  const { data, parentElement, setTriggerValue, setStateValue } = component;
   const live = PANELS.get(parentElement);
   if (live && live.caseId === data.case && live.key === data.form_key) {
     live.update(data); // the same case drawn again (a refusal, an outage): keep the screen
@@ -84,6 +158,8 @@ export default function (component) {
   const form = data.form || {};
   const draft = draftOf(caseId);
   if (form.values && !draft.touched) Object.assign(draft, form.values); // changing an answer
+  const reporting = data.form_key !== "review"; // a stored answer being changed has no draft
+  const unreported = reporting && restoreDraft(caseId, draft, data.draft);
 
   const root = node("div", { class: "rp", "data-case": caseId, "data-theme": data.theme || "dark" });
   const left = node("div", { class: "rp-view" });
@@ -225,9 +301,10 @@ export default function (component) {
   }
 
   function changed(extra = {}) {
-    Object.assign(draft, values(), extra, { touched: true });
+    Object.assign(draft, values(), extra, { touched: true, edited_at: Date.now() });
     storeSet(DRAFT_KEY(caseId), draft);
     showError();
+    reporter.soon();
   }
   el.addEventListener("input", () => changed());
   // the answer column scrolls on its own so Submit (sticky at its foot) is always on
@@ -241,14 +318,14 @@ export default function (component) {
   // the page above the panel settles after it is drawn (the last run's leftovers go)
   const sideObserver = new ResizeObserver(() => requestAnimationFrame(fitSide));
   sideObserver.observe(root);
-  const page = document.querySelector("[data-testid=stMainBlockContainer]");
-  if (page) sideObserver.observe(page);
+  sideObserver.observe(document.body); // the document's height, not Streamlit's own nodes
   const sideSettle = setTimeout(fitSide, 400);
   requestAnimationFrame(fitSide);
   el.addEventListener("change", () => changed());
 
   // visible time on this case (sessionStorage keeps it across a reload)
   if (!ACTIVE.has(caseId)) ACTIVE.set(caseId, Number(storeGet(ACTIVE_KEY(caseId))) || 0);
+  if (reporting) continueActive(caseId, data.draft);
   let since = document.visibilityState === "visible" ? performance.now() : null;
   function activeNow() {
     return ACTIVE.get(caseId) + (since === null ? 0 : performance.now() - since);
@@ -260,6 +337,7 @@ export default function (component) {
       ACTIVE.set(caseId, activeNow());
       since = null;
       keepAll();
+      reporter.now(true);
     }
   }
   function keepAll() {
@@ -267,6 +345,32 @@ export default function (component) {
     storeSet(DRAFT_KEY(caseId), draft);
     keepRecord(caseId);
   }
+
+  // the draft, as the server keeps it: what is on screen, the viewer record, active time
+  const reporter = draftReporter(
+    () => ({
+      case: caseId,
+      form_key: data.form_key,
+      ...values(),
+      marker: grounding ? viewer.marker() : null,
+      record: viewer.summary(),
+      active_ms: Math.round(activeNow()),
+      edited_at: Number.isFinite(draft.edited_at) ? draft.edited_at : null,
+    }),
+    setStateValue,
+  );
+  if (!reporting) reporter.stop();
+  if (unreported) reporter.soon(); // e.g. typed just before a reload: the server catches up
+  // the focus leaving the panel (Pause, the rest of the page, another window) reports at
+  // once; a move within the panel (to the next field, to Submit) leaves it to the
+  // debounce, so Tab-Tab-Enter costs no script run racing the submit
+  el.addEventListener("focusout", (event) => {
+    if (!(event.relatedTarget instanceof Node && root.contains(event.relatedTarget))) reporter.now();
+  });
+  // No report on pagehide: a message sent as the page goes away did not reach the server
+  // in our trials (reload, closed tab); the tab's copy covers a reload, and a closed tab
+  // or a crashed browser loses at most the last second of changes (the debounce).
+  const onPagehide = keepAll;
 
   // --- submit: one value, from this panel's state at this moment ----------------
   // One submit at a time (a double click's second click is ignored), but never a
@@ -289,6 +393,7 @@ export default function (component) {
     root.setAttribute("aria-busy", "true");
     changed();
     keepAll();
+    reporter.stop(); // the answer carries everything; its store deletes the draft
     const m = grounding ? viewer.marker() : null;
     lastSubmitted = caseId;
     setTriggerValue("submit", {
@@ -310,17 +415,23 @@ export default function (component) {
   }
   document.addEventListener("keydown", onKey, true);
   document.addEventListener("visibilitychange", onVisibility);
-  window.addEventListener("pagehide", keepAll);
+  window.addEventListener("pagehide", onPagehide);
 
+  // The same case drawn again: after a submit was handled (a refusal, an outage: the
+  // attempt moved on) Submit works again; a run for a draft's report changes nothing.
+  let attempt = null;
   function update(next) {
     const f = next.form || {};
     error.textContent = f.error ? f.error.message : "";
     errorField = f.error ? f.error.field || null : null;
+    showError();
+    if (f.attempt === attempt) return;
+    attempt = f.attempt;
     sending = false;
     clearTimeout(resend);
-    lastSubmitted = null;
+    if (lastSubmitted === caseId) lastSubmitted = null;
     root.removeAttribute("aria-busy");
-    showError();
+    if (reporting) reporter.resume();
     if (f.error) error.scrollIntoView?.({ block: "nearest" });
   }
   update(data);
@@ -351,9 +462,11 @@ export default function (component) {
       since = null;
     }
     if (lastSubmitted !== caseId) keepAll();
+    if (reporter.pending()) reporter.now(); // a change not yet reported (Pause, a page switch)
+    reporter.stop();
     document.removeEventListener("keydown", onKey, true);
     document.removeEventListener("visibilitychange", onVisibility);
-    window.removeEventListener("pagehide", keepAll);
+    window.removeEventListener("pagehide", onPagehide);
     window.removeEventListener("resize", fitSide);
     sideObserver.disconnect();
     clearTimeout(sideSettle);

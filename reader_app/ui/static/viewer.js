@@ -8,7 +8,8 @@
 // What the reader did (slices visited, windows used, zoom, pan, fullscreen time)
 // is kept per case in this module and in the tab's sessionStorage (so a reload
 // continues it); the case panel (panel.js) puts api.summary() into the one value
-// it sends with the answer.
+// it sends with the answer and into its draft, and folds the server draft's record
+// back in (mergeRecord), so another workstation continues it too.
 //
 // Image coordinates live in one place: clientToImage / imageToClient below
 // (stored-image pixels <-> viewport CSS pixels), exposed as
@@ -116,6 +117,27 @@ export function forgetRecord(caseId) {
   } catch {
     // nothing kept
   }
+}
+
+// Fold a record kept elsewhere (the server's draft, summary() form) into this tab's
+// record of the case: what was used stays used, counts keep the larger figure, so
+// folding the same record twice changes nothing.
+export function mergeRecord(caseId, kept) {
+  if (!kept || typeof kept !== "object") return;
+  const r = record(caseId);
+  const num = (v) => (Number.isFinite(v) ? v : 0);
+  for (const s of Array.isArray(kept.slices_visited) ? kept.slices_visited : []) {
+    if (Number.isInteger(s)) r.slices.add(s);
+  }
+  for (const w of Array.isArray(kept.windows_used) ? kept.windows_used : []) {
+    if (typeof w === "string" && !r.windows.includes(w)) r.windows.push(w);
+  }
+  r.zoom ||= kept.zoom_used === true;
+  r.pan ||= kept.pan_used === true;
+  r.one ||= kept.one_to_one_used === true;
+  r.maxZoom = Math.max(r.maxZoom, num(kept.max_zoom));
+  r.thumbs = Math.max(r.thumbs, num(kept.thumbnail_clicks));
+  r.fsMs = Math.max(r.fsMs, num(kept.fullscreen_s) * 1000);
 }
 
 function summary(caseId) {

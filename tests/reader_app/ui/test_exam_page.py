@@ -402,7 +402,7 @@ def test_query_count_per_case_is_constant(
         counts.append(len(sql_log))
         answer(at, "Same answer", 2)
     assert len(set(counts)) == 1, counts
-    assert counts[0] == 4  # reader, study, next case, its images (docs/exam.md)
+    assert counts[0] == 5  # reader, study, next case, its images, its draft (docs/exam.md)
 
 
 def test_a_refused_sign_in_clears_the_previous_readers_exam_state(
