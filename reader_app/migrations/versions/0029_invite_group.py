@@ -1,7 +1,7 @@
 """invite group: the reader's profile answer stored beside the group given at invite
 
 Revision ID: 0029_invite_group
-Revises: 0027_audit_images
+Revises: 0028_exam_drafts
 
 Until now the profile overwrote ``readers.group_name`` (W01 invited as PGY4 became
 board-certified). From here the invite's group stays and the profile's answer goes
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0029_invite_group"
-down_revision: str | Sequence[str] | None = "0027_audit_images"
+down_revision: str | Sequence[str] | None = "0028_exam_drafts"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

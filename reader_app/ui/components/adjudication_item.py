@@ -52,10 +52,9 @@ def reveal_controls(text: str) -> str:
     )
 
 
-def show_case(
-    public_id: str, kind: str, images: Sequence[ImageView], windows: Sequence[str] = ()
-) -> None:
-    """The case in the exam's viewer, as a reader saw it (no marker: read-only)."""
+def show_case(public_id: str, kind: str, images: Sequence[ImageView]) -> None:
+    """The case in the exam's viewer, as a reader saw it, opening on the manifest's first
+    window (no marker: read-only)."""
     case = CaseView(
         public_id=public_id,
         kind=kind,
@@ -65,7 +64,7 @@ def show_case(
         total=1,
         images=tuple(images),
     )
-    show_case_images(case, windows=windows)
+    show_case_images(case)
 
 
 def show_key(reference: str, synonyms: Sequence[str], history: str | None) -> None:
