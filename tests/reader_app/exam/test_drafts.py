@@ -91,6 +91,10 @@ def test_a_draft_is_saved_replaced_and_loaded_as_one_row(
         "max_zoom": 1.8,
         "thumbnail_clicks": 0,
         "fullscreen_s": 0.0,
+        # window/level by drag (the reading room): not used, so the stored image's own
+        "wl_used": False,
+        "wl_width": 255.0,
+        "wl_center": 127.5,
     }
     assert (got.active_ms, got.edited_at_ms) == (4200, 1_764_648_000_123)
     assert got.updated_at is not None and got.updated_at.tzinfo is not None
