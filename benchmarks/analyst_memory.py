@@ -38,10 +38,10 @@ from benchmarks.kit.imports import import_costs
 from benchmarks.kit.measure import load_average, machine
 from benchmarks.kit.servers import serve_app
 from benchmarks.memory import Sampler, mib, rss_kib
-from reader_app.auth import invite_reader
-from reader_app.casebank import get_study
-from reader_app.db import get_engine, migrate, session_scope
+from reader_app.core.auth import invite_reader
+from reader_app.core.db import get_engine, migrate, session_scope
 from reader_app.runs.synthetic import RADLE_SCALE, Scale, build_radle_scale_study
+from reader_app.study.casebank import get_study
 from reader_app.ui.navigation import ROLE_PAGES
 
 SECTION = "## Analyst memory"

@@ -42,7 +42,7 @@ from benchmarks.kit.images import ImagePool
 from benchmarks.kit.measure import load_average, machine
 from benchmarks.kit.servers import serve_app
 from benchmarks.kit.study import add_reader, build_study
-from reader_app.db import migrate
+from reader_app.core.db import migrate
 
 SUBMIT = "[data-field=submit]"  # the case panel's Submit (DESIGN.md section 4)
 

@@ -38,13 +38,13 @@ from sqlmodel import Session
 
 from benchmarks.kit.doc import emit
 from benchmarks.kit.measure import latency_summary, load_average, machine
-from reader_app.auth import invite_reader
-from reader_app.casebank import RenderedImage, add_case, create_study
-from reader_app.db import make_engine, migrate
+from reader_app.core.auth import invite_reader
+from reader_app.core.db import make_engine, migrate
 from reader_app.exam.next_case import upcoming
 from reader_app.exam.order import ensure_order
 from reader_app.exam.submit import submit_answer, validate_answer
 from reader_app.models import Reader, Study, utcnow
+from reader_app.study.casebank import RenderedImage, add_case, create_study
 
 TARGET_P95_MS = 20.0
 WARMUP = 50  # untimed answers by an extra reader first: a warm pool and warm caches

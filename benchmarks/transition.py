@@ -88,7 +88,7 @@ from benchmarks.kit.study import (
     shown_images,
 )
 from benchmarks.transition_report import SECTION, TARGET_RATIO, markdown
-from reader_app.db import migrate
+from reader_app.core.db import migrate
 
 SUBMIT = "[data-field=submit]"  # the case panel's Submit (DESIGN.md section 4)
 

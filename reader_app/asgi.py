@@ -5,10 +5,10 @@ discovery) and serves it with uvicorn, honouring the same ``--server.*`` flags
 and .streamlit/config.toml as ``streamlit run main.py``. In front of
 Streamlit's own routes, outermost first:
 
-- reader_app/security_headers.py: ``Referrer-Policy: no-referrer`` on every response;
-- reader_app/origin_check.py: no websocket or upload from another web site;
-- reader_app/browser_proof.py: every session bound to the browser that opened it;
-- reader_app/upload_gate.py: uploads only from signed-in staff on a page with an
+- reader_app/core/security_headers.py: ``Referrer-Policy: no-referrer`` on every response;
+- reader_app/core/origin_check.py: no websocket or upload from another web site;
+- reader_app/core/browser_proof.py: every session bound to the browser that opened it;
+- reader_app/core/upload_gate.py: uploads only from signed-in staff on a page with an
   uploader, within that page's limit.
 
 Importing this module also runs the settings check (``load_settings``: the
@@ -25,13 +25,13 @@ from starlette.middleware import Middleware
 from streamlit import config
 from streamlit.util import calc_hash
 
-from reader_app.browser_proof import TRUSTED_USER_HEADERS, USER_KEY, BrowserProof
-from reader_app.origin_check import SameOrigin
-from reader_app.security_headers import SecurityHeaders
-from reader_app.settings import load_settings
+from reader_app.core.browser_proof import TRUSTED_USER_HEADERS, USER_KEY, BrowserProof
+from reader_app.core.origin_check import SameOrigin
+from reader_app.core.security_headers import SecurityHeaders
+from reader_app.core.settings import load_settings
+from reader_app.core.upload_gate import UploadGate, UploadSession
 from reader_app.ui.navigation import ALL_PAGES
 from reader_app.ui.upload_pages import upload_pages
-from reader_app.upload_gate import UploadGate, UploadSession
 
 MAIN = Path(__file__).resolve().parent / "main.py"
 # st.Page's script hash is the hash of its url path (streamlit/navigation/page.py)

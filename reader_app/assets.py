@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from reader_app.errors import ReaderStudyError
+from reader_app.core.errors import ReaderStudyError
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
-from reader_app.audit import record_event
-from reader_app.errors import ReaderStudyError
+from reader_app.core.audit import record_event
+from reader_app.core.errors import ReaderStudyError
 from reader_app.models import ROLES, Reader, Study, utcnow
 
 log = logging.getLogger(__name__)

@@ -33,9 +33,9 @@ from typing import Any
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import make_url
 
-from reader_app.audit import record_event
-from reader_app.db import make_engine, migrate, session_scope
-from reader_app.errors import ReaderStudyError
+from reader_app.core.audit import record_event
+from reader_app.core.db import make_engine, migrate, session_scope
+from reader_app.core.errors import ReaderStudyError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 PGDUMP_MAGIC = b"PGDMP"

@@ -24,7 +24,7 @@ import re
 import secrets
 from http.cookies import SimpleCookie
 
-from reader_app.security_headers import ASGIApp, Message, Receive, Scope, Send
+from reader_app.core.security_headers import ASGIApp, Message, Receive, Scope, Send
 
 COOKIE = "readerstudy_browser"
 HEADER = "X-Readerstudy-Browser"

@@ -16,8 +16,8 @@ from typing import Any
 
 from sqlmodel import Session, select
 
-from reader_app.assets import store_asset
 from reader_app.models import AnswerKey, Case, CaseImage, Study
+from reader_app.study.assets import store_asset
 
 
 @dataclass(frozen=True)

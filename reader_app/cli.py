@@ -1,6 +1,6 @@
 """The ``readerstudy`` command: a thin dispatcher over reader_app.commands.*.
 
-Every user-facing error (``reader_app.errors.ReaderStudyError``) is caught here,
+Every user-facing error (``reader_app.core.errors.ReaderStudyError``) is caught here,
 once: its message goes to stderr as ``readerstudy: <message>`` and the exit code
 is 2; the traceback is printed only with ``--debug``.
 """
@@ -13,8 +13,8 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from reader_app.errors import ReaderStudyError
-from reader_app.logs import configure_logging
+from reader_app.core.errors import ReaderStudyError
+from reader_app.core.logs import configure_logging
 
 # Each module registers one subcommand with add_parser(subparsers) and
 # set_defaults(func=run); run(args) returns the exit code.

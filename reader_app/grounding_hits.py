@@ -18,11 +18,10 @@ from typing import Final
 
 from sqlmodel import Session, col, select
 
-from reader_app.casebank import study_config
-from reader_app.errors import ReaderStudyError
-from reader_app.grounding import decode_mask, parse_location_json
+from reader_app.core.errors import ReaderStudyError
+from reader_app.grounding.store import decode_mask, parse_location_json
 from reader_app.models import AnswerKey, Case, Study
-from reader_app.study_config import StudyConfig
+from reader_app.study.config import StudyConfig, stored_config
 from scoring import BoolArray, Box, Location, RegionError, box_hit, mask_hit, parse_region
 
 # the tidy frame's grounding columns (reader_app.results), in order
@@ -89,7 +88,7 @@ def case_references(*, session: Session, study_id: int) -> dict[int, Reference]:
 
 def grounding_tolerance(study: Study) -> float:
     """The study's ``grounding_tolerance_px`` (0 when unset or malformed)."""
-    return StudyConfig.from_stored(study_config(study), title=study.title).grounding_tolerance_px
+    return StudyConfig.from_stored(stored_config(study), title=study.title).grounding_tolerance_px
 
 
 def grounded_case_ids(*, session: Session, study_id: int) -> tuple[str, ...]:

@@ -3,12 +3,12 @@
 Modules log with ``log = logging.getLogger(__name__)``; this sets up the
 ``reader_app`` logger only (libraries keep their own levels, so Alembic's and
 httpx's chatter stays out): one handler that writes to the current
-``sys.stderr``, lines like ``2026-12-01 04:30:00 INFO reader_app.db: ...``, and
+``sys.stderr``, lines like ``2026-12-01 04:30:00 INFO reader_app.core.db: ...``, and
 the level from ``READERSTUDY_LOG_LEVEL`` (default ``INFO``).
 
 What a log line may hold: counts, ids, file names, revisions, reasons. Never a
 sign-in token, a reader's answer, an email address or anything read from an
-image's header (tests/reader_app/test_logs.py runs real flows and checks).
+image's header (tests/reader_app/core/test_logs.py runs real flows and checks).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 from collections.abc import Mapping
 from typing import TextIO
 
-from reader_app.settings import DEFAULT_LOG_LEVEL, SettingsError
+from reader_app.core.settings import DEFAULT_LOG_LEVEL, SettingsError
 
 LEVEL_VARIABLE = "READERSTUDY_LOG_LEVEL"
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")

@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from reader_app.exam.config import exam_config
+from reader_app.core.logs import configure_logging
 from reader_app.exam.onboarding import onboarding_step
-from reader_app.logs import configure_logging
+from reader_app.study.config import study_settings
 from reader_app.ui.components.safe_text import escape_markdown
 from reader_app.ui.components.sign_in_panel import sign_in_panel
 from reader_app.ui.context import db_session, finish_sign_out, load_reader, sign_in
@@ -53,7 +53,7 @@ step = st.session_state.get("_step")
 if step != "exam":
     with db_session() as session:
         reader, study = load_reader(session, user)
-        step = onboarding_step(reader, exam_config(study))
+        step = onboarding_step(reader, study_settings(study))
         st.session_state["_study_name"] = f"{study.title} ({study.slug})"
     st.session_state["_step"] = step
 if user.role != "reader":  # staff always see which study they are working on

@@ -121,7 +121,7 @@ class AnswerKey(SQLModel, table=True):
     )  # '|'-separated
     # grounding (SCORING.md section 8), ground truth like the diagnosis: never served.
     # Boxes as scoring.regions.format_region writes them, in stored-image pixels; a
-    # mask as reader_app.grounding.encode_mask bytes (same pixels, slices first).
+    # mask as reader_app.grounding.store.encode_mask bytes (same pixels, slices first).
     reference_region: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     reference_mask: bytes | None = Field(default=None, sa_column=Column(LargeBinary, nullable=True))
     updated_at: datetime = Field(
@@ -260,7 +260,7 @@ class Response(SQLModel, table=True):
     # what the reader did in the viewer (slices, windows, zoom, fullscreen): JSON, or
     # NULL when the browser reported nothing (model runs, scripts, old rows)
     interaction_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
-    # the responder's location (reader_app.grounding): a point in stored-image pixels,
+    # the responder's location (reader_app.grounding.store): a point in stored-image pixels,
     # "no focal finding", or NULL when none was given
     location_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 

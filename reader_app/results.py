@@ -17,14 +17,14 @@ from sqlmodel import Session, col, select
 
 from reader_app.grading.normalize import normalize_answer
 from reader_app.grading.responders import responder_columns
-from reader_app.grounding_hits import (
+from reader_app.grounding.hits import (
     GROUNDING_COLUMNS,
     case_references,
     grounding_tolerance,
     location_fields,
 )
 from reader_app.models import Case, Response, Study, Verdict
-from reader_app.reports.cases import report_case_ids
+from reader_app.study.case_reports import report_case_ids
 from scoring import TIDY_COLUMNS
 
 # What the reader did in the viewer (human rows; empty for model runs and for

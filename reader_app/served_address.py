@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from reader_app.settings import Settings
+from reader_app.core.settings import Settings
 
 SERVED_FILE = "served-address"  # in the data folder; one line, the served base URL
 _ANY_HOST = {"", "0.0.0.0", "::", "[::]"}

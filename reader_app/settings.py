@@ -23,7 +23,7 @@ from pathlib import Path
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-from reader_app.errors import ReaderStudyError
+from reader_app.core.errors import ReaderStudyError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent  # the checkout (demo data lives here)
 DEFAULT_DATA_DIR = "./var"  # relative to the folder a command runs in, not to the package
@@ -33,7 +33,7 @@ DEFAULT_MAX_PIXELS = 40_000_000
 DEFAULT_MAX_VOXELS = 200_000_000
 DEFAULT_MAX_INFLATE_BYTES = 512 * 1024 * 1024
 DEFAULT_MAX_UPLOAD_MB = 500
-DEFAULT_LOG_LEVEL = "INFO"  # read by reader_app.logs, before the settings
+DEFAULT_LOG_LEVEL = "INFO"  # read by reader_app.core.logs, before the settings
 MIN_COOKIE_SECRET = 32  # characters; secrets.token_hex(32) gives 64
 # published in .streamlit/secrets.toml.example: known to anyone, so they sign nothing
 PLACEHOLDER_COOKIE_SECRETS = frozenset(

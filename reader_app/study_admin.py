@@ -13,9 +13,9 @@ from typing import Final
 
 from sqlmodel import Session
 
-from reader_app.audit import record_event
-from reader_app.auth import require_role
-from reader_app.errors import ReaderStudyError
+from reader_app.core.audit import record_event
+from reader_app.core.auth import require_role
+from reader_app.core.errors import ReaderStudyError
 from reader_app.models import STUDY_STATES, Reader, Study
 
 # state -> the states a coordinator may move it to

@@ -36,11 +36,11 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from reader_app.errors import ReaderStudyError
+from reader_app.core.errors import ReaderStudyError
+from reader_app.core.text_rules.imported import MAX_CONSENT, MAX_LABEL, MAX_TITLE, text_problem
 from reader_app.llm.judges import JUDGE_NAME
 from reader_app.llm.prompts import builtin_prompts
-from reader_app.text_rules import MAX_CONSENT, MAX_LABEL, MAX_TITLE, text_problem
-from reader_app.window_presets import WINDOW_PRESETS
+from reader_app.study.window_presets import WINDOW_PRESETS
 
 DEFAULT_LIKERT: tuple[str, str, str, str, str] = (
     "Not at all confident",

@@ -6,7 +6,7 @@ websocket), with the page's own XSRF pair, up to ``server.maxUploadSize``,
 and keeps it in memory until the session ends. In front of it:
 
 - the session must be live and opened by this browser (the proof cookie of
-  reader_app/browser_proof.py): someone who read a coordinator's session id
+  reader_app/core/browser_proof.py): someone who read a coordinator's session id
   in a log cannot replace or delete that coordinator's file;
 - a ``PUT`` needs a signed-in user (401) whose role has an uploader on the
   page the session is on (403): readers have none;
@@ -30,8 +30,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from reader_app.browser_proof import browser_of, header_value
-from reader_app.security_headers import ASGIApp, Message, Receive, Scope, Send
+from reader_app.core.browser_proof import browser_of, header_value
+from reader_app.core.security_headers import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger(__name__)
 

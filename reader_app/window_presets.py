@@ -2,7 +2,7 @@
 
 Apart from reader_app.ingest.render so that code which only checks a window's name
 (``StudyConfig``, on every page of the app) does not load pydicom and its codecs; below
-ingest, since the study settings (reader_app.study_config) name them too.
+ingest, since the study settings (reader_app.study.config) name them too.
 """
 
 from __future__ import annotations

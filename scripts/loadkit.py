@@ -32,10 +32,10 @@ from sqlmodel import Session, col, select
 
 from benchmarks.kit.measure import latency_summary as kit_latency_summary
 from benchmarks.kit.measure import percentile as percentile
-from reader_app.auth import invite_reader
-from reader_app.casebank import RenderedImage, add_case, create_study
-from reader_app.db import make_engine, migrate
+from reader_app.core.auth import invite_reader
+from reader_app.core.db import make_engine, migrate
 from reader_app.models import Case, Reader, Response
+from reader_app.study.casebank import RenderedImage, add_case, create_study
 
 # Hostile but valid answers (<= 300 characters, no outer whitespace): every load run is
 # also a round-trip test of markup, SQL fragments, emoji and right-to-left text.

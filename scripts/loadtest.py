@@ -6,7 +6,7 @@
 
 The script creates its own fresh study (tiny synthetic PNG cases) in the target
 database, then starts ``--replicas`` worker processes. Each worker is a stand-in
-for one app replica: its own engine and connection pool (``reader_app.db.make_engine``,
+for one app replica: its own engine and connection pool (``reader_app.core.db.make_engine``,
 exactly as the app builds it) and one thread per simulated reader, which signs
 in with the reader's token and then loops ``next_case`` -> think -> ``submit_answer``
 with its own session per call, as the exam page does. With two or more replicas
@@ -90,7 +90,7 @@ class Replica:
     """One worker process: an engine like an app replica's, one thread per reader."""
 
     def __init__(self, spec: dict[str, Any]) -> None:
-        from reader_app.db import make_engine
+        from reader_app.core.db import make_engine
 
         self.spec = spec
         self.study = loadkit.LoadStudy.from_json(spec["study"])
@@ -164,7 +164,7 @@ class Replica:
         )
 
     def run_reader(self, code: str, token: str, segment: str) -> None:
-        from reader_app.auth import authenticate
+        from reader_app.core.auth import authenticate
         from reader_app.exam.next_case import next_case
         from reader_app.exam.order import ensure_order
         from reader_app.models import utcnow

@@ -99,7 +99,7 @@ def onboard(study: loadkit.LoadStudy) -> None:
         from reader_app.exam.profile import save_profile, validate_profile
     except ImportError:
         return
-    from reader_app.db import make_engine
+    from reader_app.core.db import make_engine
     from reader_app.models import Reader
 
     engine = make_engine(study.database_url, pooled=False)
@@ -285,7 +285,7 @@ def verify_by_slot(
     """Name each answer's case (the form's own case id, else the header's number mapped
     through the reader's order), then use loadkit.verify. Also count answers whose
     header number disagreed with the form's case (a stale header a person could misread)."""
-    from reader_app.db import make_engine
+    from reader_app.core.db import make_engine
     from reader_app.models import Case, Reader, ReaderOrder
 
     engine = make_engine(study.database_url, pooled=False)

@@ -19,8 +19,8 @@ import pytest
 from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session
 
-from reader_app.db import make_engine, migrate
-from reader_app.settings import Settings, load_settings
+from reader_app.core.db import make_engine, migrate
+from reader_app.core.settings import Settings, load_settings
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 PG_URL = os.environ.get("READERSTUDY_TEST_POSTGRES_URL", "")

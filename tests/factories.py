@@ -10,9 +10,9 @@ from pathlib import Path
 from PIL import Image, ImageDraw
 from sqlmodel import Session
 
-from reader_app.auth import Invite, invite_reader
-from reader_app.casebank import RenderedImage, add_case, create_study
+from reader_app.core.auth import Invite, invite_reader
 from reader_app.models import Study, utcnow
+from reader_app.study.casebank import RenderedImage, add_case, create_study
 
 
 def png_bytes(width: int = 64, height: int = 48, shade: int = 128) -> bytes:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from reader_app.cli import build_parser
-from reader_app.settings import ENV_VARS
+from reader_app.core.settings import ENV_VARS
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from reader_app.casebank import RenderedImage
+from reader_app.study.casebank import RenderedImage
 
 WINDOWS = ("lung", "mediastinum", "bone")
 STRIP_SLICES = 16

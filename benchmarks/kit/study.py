@@ -18,10 +18,10 @@ from sqlalchemy import insert
 from sqlmodel import Session, select
 
 from benchmarks.kit.images import STRIP_SLICES, ImagePool
-from reader_app.auth import invite_reader
-from reader_app.casebank import add_case, create_study
-from reader_app.db import make_engine
+from reader_app.core.auth import invite_reader
+from reader_app.core.db import make_engine
 from reader_app.models import Case, Reader, ReaderOrder, Response, Study, utcnow
+from reader_app.study.casebank import add_case, create_study
 
 
 def shown_images(kind: str) -> int:

@@ -13,7 +13,7 @@ import pandas as pd
 from sqlmodel import Session, col, select
 
 from reader_app.analysis.data import ANALYSIS_ROLES
-from reader_app.auth import require_role
+from reader_app.core.auth import require_role
 from reader_app.grading.key import case_key
 from reader_app.models import Case, CaseImage, Reader
 

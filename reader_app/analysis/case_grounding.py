@@ -2,7 +2,7 @@
 
 For a case: its images (a strip's slices in stored order, slice k at index
 k - 1, as the viewer numbers them), its reference region (the answer key's
-boxes and mask, reader_app.grounding_hits) and every scored response's
+boxes and mask, reader_app.grounding.hits) and every scored response's
 location with its hit. ``thumbnails`` draws the slices worth looking at: on
 a strip, each slice that carries a region, or the slice with the most markers
 when none does; on a spot image, the image. Analysts and coordinators only.
@@ -17,14 +17,14 @@ from sqlmodel import Session, col, select
 
 from reader_app.analysis.data import ANALYSIS_ROLES
 from reader_app.analysis.grounding_thumbnail import THUMB_PX, Marker, draw_grounding
-from reader_app.auth import require_role
-from reader_app.grounding import parse_location_json
-from reader_app.grounding_hits import (
+from reader_app.core.auth import require_role
+from reader_app.grounding.hits import (
     Reference,
     case_references,
     grounding_tolerance,
     reference_of,
 )
+from reader_app.grounding.store import parse_location_json
 from reader_app.models import AnswerKey, Case, CaseImage, ModelRun, Reader, Response, Study
 from scoring import Location
 

@@ -27,7 +27,7 @@ import pandas as pd
 from PIL import Image
 from sqlmodel import Session, col, func, select
 
-from reader_app.auth import require_role
+from reader_app.core.auth import require_role
 from reader_app.grading.autograde import answered_items
 from reader_app.grading.config import grading_config
 from reader_app.grading.key import study_key

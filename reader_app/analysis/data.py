@@ -1,7 +1,7 @@
 """What an analysis starts from: the study's tidy frame, its scored case set, a fingerprint.
 
 The frame carries the grounding columns (where each response points and
-whether that is a hit, reader_app.grounding_hits) and ``cohort`` (a model
+whether that is a hit, reader_app.grounding.hits) and ``cohort`` (a model
 run's cohort, which scoring pools); ``grounded_case_ids`` are
 the scored cases with a reference region, the N_g of SCORING.md section 8.
 
@@ -20,12 +20,12 @@ from dataclasses import dataclass
 import pandas as pd
 from sqlmodel import Session, col, select
 
-from reader_app.auth import AuthError, require_role
-from reader_app.errors import ReaderStudyError
-from reader_app.grounding_hits import grounded_case_ids
+from reader_app.core.auth import AuthError, require_role
+from reader_app.core.errors import ReaderStudyError
+from reader_app.grounding.hits import grounded_case_ids
 from reader_app.models import Case, ModelRun, Reader, Study
-from reader_app.reports.cases import report_case_ids
 from reader_app.results import tidy_responses
+from reader_app.study.case_reports import report_case_ids
 
 ANALYSIS_ROLES = ("analyst", "coordinator")
 

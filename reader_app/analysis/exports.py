@@ -37,8 +37,8 @@ from reader_app.analysis.mrmc import mrmc_frame
 from reader_app.analysis.report_answers import report_answers_frame
 from reader_app.analysis.report_scores import rubric_mrmc_rows
 from reader_app.analysis.timing import timing_frame, with_timing
-from reader_app.csv_safe import spreadsheet_csv
-from reader_app.errors import ReaderStudyError
+from reader_app.core.csv_safe import spreadsheet_csv
+from reader_app.core.errors import ReaderStudyError
 from reader_app.grading.key import KEY_COLUMNS, study_key, write_key_csv
 from reader_app.grading.rubric_grades import rubric_frame
 from reader_app.grounding_audit.view import audit_table, study_audits
@@ -170,7 +170,7 @@ def to_bytes(
     frame: pd.DataFrame, fmt: str, metadata: dict[str, Any] | None = None, *, raw: bool = False
 ) -> bytes:
     """CSV (UTF-8, RFC 4180 quoting; formula-like text defused unless ``raw``, see
-    reader_app/csv_safe.py) or Parquet (exact, with metadata) bytes."""
+    reader_app/core/csv_safe.py) or Parquet (exact, with metadata) bytes."""
     if fmt == "csv":
         return spreadsheet_csv(frame, raw=raw).encode("utf-8")
     if fmt == "parquet":

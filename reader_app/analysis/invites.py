@@ -18,7 +18,7 @@ from typing import Final
 import pandas as pd
 from sqlmodel import Session, col, select
 
-from reader_app.auth import (
+from reader_app.core.auth import (
     AuthError,
     find_reader,
     invite_reader,
@@ -26,7 +26,7 @@ from reader_app.auth import (
     revoke_invite,
     sign_in_link,
 )
-from reader_app.errors import ReaderStudyError
+from reader_app.core.errors import ReaderStudyError
 from reader_app.models import ROLES, Reader, Study
 
 MAX_BATCH: Final = 500

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 from sqlmodel import Session, col, select
 
-from reader_app.auth import AuthError, require_role
+from reader_app.core.auth import AuthError, require_role
 from reader_app.models import ModelRun, Reader, Response, Study
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from sqlmodel import Session, col, select
 from reader_app.grading.responders import responder_columns
 from reader_app.grading.rubric_grades import report_fabrication, rubric_tier
 from reader_app.models import Case, Response, RubricGrade, RubricJudgement
-from reader_app.reports.cases import reference_reports, report_case_ids
+from reader_app.study.case_reports import reference_reports, report_case_ids
 
 MIN_JUDGE_COLUMNS: Final = 2  # judge_1_*, judge_2_* always, so the file's shape is stable
 ANSWER_COLUMNS: Final = (

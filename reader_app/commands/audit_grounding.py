@@ -23,17 +23,18 @@ from reader_app.commands.common import (
 )
 from reader_app.commands.progress_bar import RunProgressBar
 from reader_app.commands.run_model import add_request_options, client_from, run_spec, summary_line
-from reader_app.exam.config import exam_config
+from reader_app.grounding.hits import grounding_tolerance
 from reader_app.grounding_audit.arms import AuditSettings
 from reader_app.grounding_audit.figures import audit_figures, audits
 from reader_app.grounding_audit.images import FILLS
 from reader_app.grounding_audit.run import AuditConflict, run_audit
-from reader_app.grounding_hits import grounding_tolerance
 from reader_app.llm import endpoint_host
+from reader_app.llm.prompts import load_prompt
 from reader_app.runs.autograde_hook import autograde_after_run
-from reader_app.runs.prompt import default_prompt, load_prompt
+from reader_app.runs.prompt import default_prompt
 from reader_app.runs.record import RunConflict
 from reader_app.runs.runner import RunAborted
+from reader_app.study.config import study_settings
 from scoring import AUDIT_ARMS as ARMS
 from scoring import AuditParams, to_jsonable
 
@@ -111,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
             study = require_study(session, args.study)
             assert study.id is not None
             if prompt is None:
-                prompt = load_prompt(default_prompt(grounding=exam_config(study).grounding))
+                prompt = load_prompt(default_prompt(grounding=study_settings(study).grounding))
             audit_settings = AuditSettings(
                 fill=args.fill, seed=args.intervention_seed, tolerance=grounding_tolerance(study)
             )

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from reader_app.backup import backup_database, default_backup_path
 from reader_app.commands.common import settings_or_exit
+from reader_app.core.backup import backup_database, default_backup_path
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -8,11 +8,11 @@ from contextlib import contextmanager
 
 from sqlmodel import Session
 
-from reader_app.casebank import get_study
-from reader_app.db import get_engine, migrate, session_scope
-from reader_app.errors import ReaderStudyError
+from reader_app.core.db import get_engine, migrate, session_scope
+from reader_app.core.errors import ReaderStudyError
+from reader_app.core.settings import Settings, SettingsError, load_settings
 from reader_app.models import Study
-from reader_app.settings import Settings, SettingsError, load_settings
+from reader_app.study.casebank import get_study
 
 
 class CommandError(ReaderStudyError, RuntimeError):

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 
-from reader_app.auth import invite_reader, sign_in_link
 from reader_app.commands.common import cli_session, require_study, settings_or_exit
 from reader_app.commands.serve import serve
-from reader_app.served_address import link_base, served_url
+from reader_app.core.auth import invite_reader, sign_in_link
+from reader_app.core.served_address import link_base, served_url
 
 DEMO_READER = "demo-reader"
 DEMO_ANALYST = "demo-analyst"

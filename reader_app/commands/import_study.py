@@ -8,7 +8,7 @@ from pathlib import Path
 
 from reader_app.commands.common import fail, settings_or_exit
 from reader_app.commands.progress_bar import StepProgress
-from reader_app.db import migrate
+from reader_app.core.db import migrate
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from reader_app.auth import invite_reader, sign_in_link
 from reader_app.commands.common import (
     CommandError,
     cli_session,
@@ -12,8 +11,9 @@ from reader_app.commands.common import (
     require_study,
     settings_or_exit,
 )
+from reader_app.core.auth import invite_reader, sign_in_link
+from reader_app.core.served_address import link_base
 from reader_app.models import ROLES
-from reader_app.served_address import link_base
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from reader_app.backup import restore_database
 from reader_app.commands.common import fail, settings_or_exit
+from reader_app.core.backup import restore_database
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

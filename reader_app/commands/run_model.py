@@ -22,15 +22,15 @@ from reader_app.commands.common import (
 )
 from reader_app.commands.judge_options import add_judge_options, judge_configs
 from reader_app.commands.progress_bar import RunProgressBar
-from reader_app.exam.config import exam_config
 from reader_app.grading.config import GradingConfigError, grading_config
 from reader_app.llm import ChatClient, endpoint_host
 from reader_app.llm.judges import JudgeConfig
+from reader_app.llm.prompts import DEFAULT_PROMPT, load_prompt
 from reader_app.models import Study
 from reader_app.runs.arrival_grading import GradeOnArrival
 from reader_app.runs.autograde_hook import autograde_after_run
 from reader_app.runs.lease import DEFAULT_LEASE_S
-from reader_app.runs.prompt import DEFAULT_PROMPT, GROUNDED_PROMPT, default_prompt, load_prompt
+from reader_app.runs.prompt import GROUNDED_PROMPT, default_prompt
 from reader_app.runs.record import (
     DEFAULT_REPORT_PROMPT,
     STRIP_MODES,
@@ -39,6 +39,7 @@ from reader_app.runs.record import (
     text_only_name,
 )
 from reader_app.runs.runner import RunAborted, RunSummary, run_model
+from reader_app.study.config import study_settings
 
 
 def _optional_float(text: str) -> float | None:
@@ -255,7 +256,7 @@ def run(args: argparse.Namespace) -> int:
             study = require_study(session, args.study)
             assert study.id is not None
             if prompt is None:
-                prompt = load_prompt(default_prompt(grounding=exam_config(study).grounding))
+                prompt = load_prompt(default_prompt(grounding=study_settings(study).grounding))
             judges = [] if args.auto_only else judge_configs(args) or _study_judges(study)
             progress = None if args.quiet else RunProgressBar()
             grader = None

@@ -6,17 +6,17 @@ import hashlib
 
 from sqlmodel import Session
 
-from reader_app.audit import record_event
-from reader_app.exam.config import ExamConfig
+from reader_app.core.audit import record_event
 from reader_app.models import Reader, utcnow
+from reader_app.study.config import StudyConfig
 
 
-def needs_consent(reader: Reader, config: ExamConfig) -> bool:
+def needs_consent(reader: Reader, config: StudyConfig) -> bool:
     """Only studies with a consent text ask for it, and only until it is accepted."""
     return bool(config.consent) and reader.consented_at is None
 
 
-def record_consent(*, session: Session, reader: Reader, config: ExamConfig) -> None:
+def record_consent(*, session: Session, reader: Reader, config: StudyConfig) -> None:
     """Store the acceptance time, and audit which text was accepted (by its hash)."""
     if reader.consented_at is not None:
         return

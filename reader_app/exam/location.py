@@ -7,7 +7,7 @@ as ``{"x", "y", "slice"}``, next to the "No focal finding" tick
 :func:`location_answer` accepts a point only when it is finite, on the stored
 image (``0 <= x <= width``, ``0 <= y <= height``) and, for a strip, on one of
 its slices; it returns the ``responses.location_json`` text
-(:func:`reader_app.grounding.location_json`). Nothing here knows the
+(:func:`reader_app.grounding.store.location_json`). Nothing here knows the
 reference region: the page never gets it.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 from reader_app.exam.next_case import CaseView, ImageView
 from reader_app.exam.submit import AnswerError
 from reader_app.exam.windows import group_by_window
-from reader_app.grounding import location_json
+from reader_app.grounding.store import location_json
 from scoring import Location
 
 MAX_COORDINATE = 1e9  # far past any stored image; a larger number is no coordinate

@@ -17,8 +17,8 @@ from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from reader_app.exam.config import exam_config
 from reader_app.models import Case, CaseImage, Reader, ReaderOrder, Study
+from reader_app.study.config import study_settings
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ def _candidates(session: Session, reader: Reader) -> tuple[list[int], list[int]]
     ).all()
     practice = [cid for cid, is_practice in rows if is_practice and cid is not None]
     scored = [cid for cid, is_practice in rows if not is_practice and cid is not None]
-    limit = exam_config(study).practice_count
+    limit = study_settings(study).practice_count
     if limit is not None:
         practice = practice[:limit]
     return practice, scored

@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass
 
 from sqlmodel import Session
 
-from reader_app.audit import record_event
-from reader_app.errors import ReaderStudyError
+from reader_app.core.audit import record_event
+from reader_app.core.errors import ReaderStudyError
 from reader_app.models import Reader
 
 PROFILE_ROLES = {

@@ -15,6 +15,7 @@ from datetime import datetime
 
 from sqlmodel import Session
 
+from reader_app.core.text_rules.answers import forbidden_characters
 from reader_app.exam.submit import (
     AnswerColumns,
     AnswerError,
@@ -23,7 +24,6 @@ from reader_app.exam.submit import (
     store_response,
 )
 from reader_app.models import Reader
-from reader_app.text_policy import forbidden_characters
 
 MAX_REPORT_CHARS = 8000  # per field; a Bench 2 report is a few hundred words
 
@@ -44,7 +44,9 @@ def _clean(label: str, text: str | None) -> str:
     value = (text or "").strip()
     if len(value) > MAX_REPORT_CHARS:
         raise AnswerError(f"Keep the {label} to {MAX_REPORT_CHARS} characters.", field=label)
-    if forbidden_characters(value):  # reader_app.text_policy: the same rule as for models
+    if forbidden_characters(
+        value
+    ):  # reader_app.core.text_rules.answers: the same rule as for models
         raise AnswerError(f"The {label} contains control characters; please retype them.")
     return value
 

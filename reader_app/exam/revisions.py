@@ -14,8 +14,7 @@ from datetime import datetime
 from sqlalchemy import update
 from sqlmodel import Session, col, select
 
-from reader_app.auth import require_role
-from reader_app.exam.config import ExamConfig
+from reader_app.core.auth import require_role
 from reader_app.exam.submit import Answer, AnswerError, study_closed_message
 from reader_app.models import (
     Case,
@@ -26,6 +25,7 @@ from reader_app.models import (
     Study,
     utcnow,
 )
+from reader_app.study.config import StudyConfig
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ def revise_answer(
     *,
     session: Session,
     reader: Reader,
-    config: ExamConfig,
+    config: StudyConfig,
     case_public_id: str,
     answer: Answer,
     seen_revision: int,

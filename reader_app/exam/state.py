@@ -12,16 +12,16 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from reader_app.exam.config import ExamConfig
 from reader_app.exam.next_case import CaseView
 from reader_app.exam.order import OrderSummary
 from reader_app.exam.revisions import StoredAnswer
+from reader_app.study.config import StudyConfig
 
 
 @dataclass
 class ExamState:
     order: OrderSummary | None = None  # the order's shape, read once per session
-    config: ExamConfig | None = None
+    config: StudyConfig | None = None
     case: CaseView | None = None  # the case on screen (None: the next one is looked up)
     shown_at: datetime | None = None  # when this session first drew it
     first_shown_at: datetime | None = None  # when the reader was first ever shown it

@@ -14,11 +14,11 @@ from datetime import datetime
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
-from reader_app.auth import AuthError, require_role
-from reader_app.errors import ReaderStudyError
+from reader_app.core.auth import AuthError, require_role
+from reader_app.core.errors import ReaderStudyError
+from reader_app.core.text_rules.answers import forbidden_characters
 from reader_app.exam.timing import first_shown
 from reader_app.models import Case, Reader, ReaderOrder, Response, Study, utcnow
-from reader_app.text_policy import forbidden_characters
 
 MAX_DIAGNOSIS_CHARS = 300
 
@@ -75,7 +75,9 @@ def validate_answer(diagnosis: str | None, likert: int | None, idk: bool) -> Ans
         raise AnswerError("Enter a diagnosis, or choose “I don't know”.", field="diagnosis")
     if len(text) > MAX_DIAGNOSIS_CHARS:
         raise AnswerError(f"Keep the diagnosis to {MAX_DIAGNOSIS_CHARS} characters.")
-    if forbidden_characters(text):  # reader_app.text_policy: the same rule as for models
+    if forbidden_characters(
+        text
+    ):  # reader_app.core.text_rules.answers: the same rule as for models
         raise AnswerError("The diagnosis contains control characters; please retype it.")
     return Answer(diagnosis=text, likert=checked_likert(likert), idk=False)
 
@@ -99,7 +101,7 @@ class AnswerColumns:
     diagnosis: str | None = None
     findings: str | None = None
     impression: str | None = None
-    location_json: str | None = None  # reader_app.grounding.location_json's text
+    location_json: str | None = None  # reader_app.grounding.store.location_json's text
 
 
 def submit_answer(

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from reader_app.audit import record_event
-from reader_app.auth import AuthError, require_role
-from reader_app.errors import ReaderStudyError
+from reader_app.core.audit import record_event
+from reader_app.core.auth import AuthError, require_role
+from reader_app.core.errors import ReaderStudyError
 from reader_app.grading.autograde import AnswerItem, answered_items
 from reader_app.grading.config import grading_config
 from reader_app.grading.key import case_key

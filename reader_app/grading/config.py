@@ -20,10 +20,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from reader_app.errors import ReaderStudyError
+from reader_app.core.errors import ReaderStudyError
 from reader_app.llm.judges import JudgeConfig, JudgeSetupError, resolve_judges
 from reader_app.models import Study
-from reader_app.study_config import (
+from reader_app.study.config import (
     ADJUDICATION_MODES,
     DEFAULT_RUBRIC_GAP,
     REPORT_FIELDS,

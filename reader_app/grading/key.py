@@ -17,8 +17,8 @@ from typing import TextIO
 
 from sqlmodel import Session, col, select
 
-from reader_app.csv_safe import LINE_END, safe_cells, spreadsheet_unsafe
-from reader_app.errors import ReaderStudyError
+from reader_app.core.csv_safe import LINE_END, safe_cells, spreadsheet_unsafe
+from reader_app.core.errors import ReaderStudyError
 from reader_app.grading.normalize import normalize_answer
 from reader_app.models import AnswerKey, Case
 

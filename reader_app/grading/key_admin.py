@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from sqlmodel import Session, col, select
 
-from reader_app.audit import record_event
-from reader_app.auth import AuthError, require_role
+from reader_app.core.audit import record_event
+from reader_app.core.auth import AuthError, require_role
 from reader_app.grading.autograde import RegradeReport, regrade_case
 from reader_app.grading.key import AnswerKeyError, KeyEntry, make_entry, split_synonyms
 from reader_app.grading.normalize import normalize_answer

@@ -13,8 +13,8 @@ from __future__ import annotations
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from reader_app.audit import record_event
-from reader_app.errors import ReaderStudyError
+from reader_app.core.audit import record_event
+from reader_app.core.errors import ReaderStudyError
 from reader_app.models import Case, Verdict, utcnow
 
 # "import": an authoritative verdict from an imported file (reader_app/runs/import_writer.py)

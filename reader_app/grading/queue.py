@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from sqlmodel import Session, col, select
 
-from reader_app.auth import require_role
+from reader_app.core.auth import require_role
 from reader_app.grading.autograde import AnswerItem, answered_items, autograde_study
 from reader_app.grading.config import grading_config
 from reader_app.grading.key import KeyEntry, study_key

@@ -23,8 +23,8 @@ from sqlalchemy import or_
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from reader_app.audit import record_event
-from reader_app.auth import require_role
+from reader_app.core.audit import record_event
+from reader_app.core.auth import require_role
 from reader_app.grading.config import grading_config
 from reader_app.grading.key import case_key
 from reader_app.grading.queue import QueueImage
@@ -38,7 +38,7 @@ from reader_app.models import (
     Study,
     utcnow,
 )
-from reader_app.reports.cases import reference_reports
+from reader_app.study.case_reports import reference_reports
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 from sqlmodel import Session, col, select
 
-from reader_app.errors import ReaderStudyError
+from reader_app.core.errors import ReaderStudyError
 from reader_app.grading.responders import responder_columns
 from reader_app.models import Case, Response, RubricGrade, RubricJudgement
 

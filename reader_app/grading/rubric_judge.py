@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from reader_app.audit import record_event
-from reader_app.auth import require_role
+from reader_app.core.audit import record_event
+from reader_app.core.auth import require_role
 from reader_app.grading.config import GradingConfigError, grading_config
 from reader_app.grading.diagnosis_judge import JudgeClient
 from reader_app.grading.rubric import report_responses
@@ -48,7 +48,7 @@ from reader_app.llm.judges import JudgeConfig
 from reader_app.llm.prompts import Prompt
 from reader_app.llm.prompts import load_judge_prompt as _load
 from reader_app.models import Reader, Response, RubricGrade, RubricJudgeCall, RubricJudgement, Study
-from reader_app.reports.cases import reference_reports, report_text
+from reader_app.study.case_reports import reference_reports, report_text
 
 # v2: the Bench 2 paper's wording, the fabrication flag, framed texts, a strict reply
 RUBRIC_JUDGE_PROMPT = "rubric_judge_v2"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sqlmodel import Session
 
-from reader_app.auth import require_role
+from reader_app.core.auth import require_role
 from reader_app.grading.autograde import answered_items, autograde_study
 from reader_app.grading.config import GradingConfigError, grading_config
 from reader_app.grading.diagnosis_judge import (

@@ -18,9 +18,9 @@ from typing import Final
 
 from sqlmodel import Session, col, select
 
-from reader_app.assets import load_asset, store_asset
 from reader_app.exam.next_case import ImageView
 from reader_app.grading.normalize import normalize_answer
+from reader_app.grounding.hits import Reference, case_references
 from reader_app.grounding_audit.images import (
     FILLS,
     NoRoomError,
@@ -32,11 +32,11 @@ from reader_app.grounding_audit.images import (
     occlude,
     region_plane,
 )
-from reader_app.grounding_hits import Reference, case_references
 from reader_app.models import AnswerKey, AuditImage, Case, Study
 from reader_app.runs.case_job import CaseJob
 from reader_app.runs.grounded import strip_slice_number
 from reader_app.runs.runner import case_jobs
+from reader_app.study.assets import load_asset, store_asset
 from scoring import AUDIT_ARMS as ARMS
 
 DERIVED: Final = ("occlude_relevant", "occlude_irrelevant")

@@ -14,10 +14,10 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from reader_app.grounding_hits import case_references
+from reader_app.grounding.hits import case_references
 from reader_app.models import AuditArm, AuditImage, Case, ModelRun
-from reader_app.reports.cases import report_case_ids
 from reader_app.results import tidy_responses
+from reader_app.study.case_reports import report_case_ids
 from scoring import AUDIT_ARMS as ARMS
 from scoring import AuditParams, audit_report
 

@@ -19,8 +19,8 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image
 
-from reader_app.errors import ReaderStudyError
-from reader_app.grounding_hits import Reference
+from reader_app.core.errors import ReaderStudyError
+from reader_app.grounding.hits import Reference
 from scoring import BoolArray
 
 FILLS: Final = ("median", "black")

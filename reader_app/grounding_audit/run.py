@@ -17,12 +17,12 @@ from pathlib import Path
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
-from reader_app.errors import ReaderStudyError
+from reader_app.core.errors import ReaderStudyError
 from reader_app.grounding_audit.arms import ArmPlan, AuditSettings, audited_jobs, plan_arm
 from reader_app.llm import ChatClient
+from reader_app.llm.prompts import Prompt
 from reader_app.models import AuditArm, Study
 from reader_app.runs import lease
-from reader_app.runs.prompt import Prompt
 from reader_app.runs.record import RunSpec, open_run, text_only_name
 from reader_app.runs.runner import ProgressFn, RunSummary, run_model
 from scoring import AUDIT_ARMS as ARMS

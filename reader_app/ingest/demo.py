@@ -25,11 +25,11 @@ from pydicom import dcmread
 from pydicom.data import get_testdata_file
 from pydicom.uid import generate_uid
 
-from reader_app.db import migrate
+from reader_app.core.db import migrate
+from reader_app.core.settings import PROJECT_ROOT, Settings
 from reader_app.ingest.errors import ImportFailed
 from reader_app.ingest.importer import Progress, import_manifest
 from reader_app.ingest.staging import study_exists
-from reader_app.settings import PROJECT_ROOT, Settings
 
 DEMO_SLUG = "demo"
 DEMO_DIR = PROJECT_ROOT / "data" / "demo"

@@ -21,11 +21,11 @@ from pydicom.pixels.processing import apply_color_lut, apply_rescale
 from pydicom.tag import BaseTag, Tag
 from pydicom.uid import ExplicitVRLittleEndian
 
+from reader_app.core.settings import DEFAULT_MAX_PIXELS
 from reader_app.ingest.anonymize import RENDER_KEYWORDS, DropCount, rendering_dataset
 from reader_app.ingest.dicom_terms import header_modality
 from reader_app.ingest.errors import IngestError
 from reader_app.ingest.render import SourceImage
-from reader_app.settings import DEFAULT_MAX_PIXELS
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 JPEG_MAGIC = b"\xff\xd8\xff"

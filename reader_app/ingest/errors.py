@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reader_app.errors import ReaderStudyError
+from reader_app.core.errors import ReaderStudyError
 
 FIRST_PROBLEMS = 200  # problems listed on a page or a terminal; the rest are counted
 

@@ -26,17 +26,17 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from reader_app.assets import AssetClaim, asset_path, claim_assets, remove_unclaimed
-from reader_app.audit import record_event
-from reader_app.casebank import add_case, create_study, get_study
-from reader_app.db import make_engine
+from reader_app.core.audit import record_event
+from reader_app.core.db import make_engine
+from reader_app.core.settings import Settings
 from reader_app.ingest.errors import ImportFailed
 from reader_app.ingest.report import IngestionReport, Problem, Validation
 from reader_app.ingest.staging import ImportProgress, Progress, StagedCase, check
 from reader_app.models import Case, CaseImage, Study
-from reader_app.reports.cases import effective_mode, store_case_report
-from reader_app.settings import Settings
-from reader_app.study_config import StudyConfig
+from reader_app.study.assets import AssetClaim, asset_path, claim_assets, remove_unclaimed
+from reader_app.study.case_reports import effective_mode, store_case_report
+from reader_app.study.casebank import add_case, create_study, get_study
+from reader_app.study.config import StudyConfig
 
 log = logging.getLogger(__name__)
 

@@ -17,11 +17,8 @@ from typing import Any
 
 import yaml
 
-from reader_app.errors import ReaderStudyError
-from reader_app.ingest.dicom_terms import manifest_modality
-from reader_app.ingest.errors import IngestError
-from reader_app.study_config import ANSWER_MODES
-from reader_app.text_rules import (
+from reader_app.core.errors import ReaderStudyError
+from reader_app.core.text_rules.imported import (
     MAX_CASE_ID,
     MAX_DIAGNOSIS,
     MAX_HISTORY,
@@ -32,7 +29,10 @@ from reader_app.text_rules import (
     normalize_id,
     text_problem,
 )
-from reader_app.window_presets import WINDOW_PRESETS
+from reader_app.ingest.dicom_terms import manifest_modality
+from reader_app.ingest.errors import IngestError
+from reader_app.study.config import ANSWER_MODES
+from reader_app.study.window_presets import WINDOW_PRESETS
 from scoring import Box, RegionError, parse_region
 
 COLUMNS = (

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reader_app.casebank import RenderedImage
-from reader_app.errors import ReaderStudyError
+from reader_app.core.errors import ReaderStudyError
+from reader_app.core.settings import Settings
 from reader_app.ingest.anonymize import RASTER_REVIEW, needs_burned_in_review, refusal
 from reader_app.ingest.dicom_reader import read_dicom_image, sniff
 from reader_app.ingest.errors import IngestError
@@ -25,8 +25,8 @@ from reader_app.ingest.report import FlaggedImage, IngestionReport
 from reader_app.ingest.series import read_series, series_files
 from reader_app.ingest.strips import build_strip, strip_indices
 from reader_app.ingest.volume import Volume
-from reader_app.settings import Settings
-from reader_app.study_config import StudyConfig
+from reader_app.study.casebank import RenderedImage
+from reader_app.study.config import StudyConfig
 
 
 class Refused(IngestError):

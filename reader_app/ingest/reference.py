@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from reader_app.grounding import encode_mask
+from reader_app.grounding.store import encode_mask
 from reader_app.ingest.errors import IngestError
 from reader_app.ingest.manifest import Manifest, ManifestEntry
 from reader_app.ingest.nifti_reader import open_nifti
@@ -51,7 +51,7 @@ class StoredGrid:
 @dataclass(frozen=True)
 class Reference:
     region: str | None = None  # scoring.regions.format_region text
-    mask: bytes | None = None  # reader_app.grounding.encode_mask bytes
+    mask: bytes | None = None  # reader_app.grounding.store.encode_mask bytes
 
 
 def read_reference(

@@ -16,8 +16,8 @@ from PIL import Image
 from pydicom.dataset import Dataset
 from pydicom.pixels.processing import apply_voi_lut, apply_windowing
 
-from reader_app.casebank import RenderedImage
-from reader_app.window_presets import WINDOW_PRESETS, Window
+from reader_app.study.casebank import RenderedImage
+from reader_app.study.window_presets import WINDOW_PRESETS, Window
 
 MAX_SIDE = 1460  # Streamlit's st.image display limit on the long side
 

@@ -161,7 +161,7 @@ def problems_csv(problems: Sequence[Problem]) -> str:
     """Every problem as a CSV for the coordinator to download (formula-safe cells)."""
     import pandas as pd
 
-    from reader_app.csv_safe import spreadsheet_csv
+    from reader_app.core.csv_safe import spreadsheet_csv
 
     columns = ["file", "line", "field", "case_id", "problem"]
     rows = [(p.file, p.line, p.field, p.case_id, p.text) for p in problems]

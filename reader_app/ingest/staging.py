@@ -17,17 +17,17 @@ from pathlib import Path
 
 from sqlmodel import Session
 
-from reader_app.assets import sha256_hex
-from reader_app.casebank import RenderedImage, get_study
-from reader_app.db import make_engine
+from reader_app.core.db import make_engine
+from reader_app.core.settings import Settings
 from reader_app.ingest.errors import IngestError
 from reader_app.ingest.manifest import Manifest, ManifestEntry, ManifestInvalid, load_manifest
 from reader_app.ingest.prepare import CaseRefused, Limits, PreparedCase, Refused, prepare_case
 from reader_app.ingest.report import IngestionReport
 from reader_app.ingest.study_config import load_study_config
-from reader_app.reports.cases import REPORT_FIELDS, effective_mode, missing_references
-from reader_app.settings import Settings
-from reader_app.study_config import StudyConfig
+from reader_app.study.assets import sha256_hex
+from reader_app.study.case_reports import REPORT_FIELDS, effective_mode, missing_references
+from reader_app.study.casebank import RenderedImage, get_study
+from reader_app.study.config import StudyConfig
 
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 

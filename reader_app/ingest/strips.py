@@ -18,10 +18,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from reader_app.casebank import RenderedImage
 from reader_app.ingest.render import apply_window, auto_range, encode_png
 from reader_app.ingest.volume import Volume
-from reader_app.window_presets import WINDOW_PRESETS
+from reader_app.study.casebank import RenderedImage
+from reader_app.study.window_presets import WINDOW_PRESETS
 
 STRIP_SLICES = 16
 MIN_LABELLED_TILE = 96  # px: below this the montage carries no burned-in labels

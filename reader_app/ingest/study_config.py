@@ -1,4 +1,4 @@
-"""``study.toml`` beside a manifest -> a ``StudyConfig`` (reader_app/study_config.py).
+"""``study.toml`` beside a manifest -> a ``StudyConfig`` (reader_app/study/config.py).
 
 The schema, its defaults and its checks live in ``StudyConfig``; this module
 only reads the file and names it in every error.
@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 
 from reader_app.ingest.errors import IngestError
-from reader_app.study_config import DEFAULT_LIKERT, StudyConfig, StudyConfigError
+from reader_app.study.config import DEFAULT_LIKERT, StudyConfig, StudyConfigError
 
 __all__ = ["DEFAULT_LIKERT", "load_study_config"]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from reader_app.window_presets import Window
+from reader_app.study.window_presets import Window
 
 
 @dataclass(frozen=True)

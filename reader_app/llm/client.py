@@ -47,7 +47,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 import httpx
 import stamina
 
-from reader_app.errors import ReaderStudyError
+from reader_app.core.errors import ReaderStudyError
 from reader_app.llm.decode import ACCEPT_ENCODING, BoundedDecoder, DecodeRefused
 from reader_app.llm.endpoint import endpoint_host, public_url
 from reader_app.llm.reply import ChatReply, ReplyShapeError, parse_completion

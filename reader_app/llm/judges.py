@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reader_app.errors import ReaderStudyError
+from reader_app.core.errors import ReaderStudyError
 from reader_app.llm.endpoint import endpoint_host, public_url
 from reader_app.llm.request import (
     RequestSettingError,

@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from reader_app.errors import ReaderStudyError
+from reader_app.core.errors import ReaderStudyError
 
 
 class RequestSettingError(ReaderStudyError, ValueError):

@@ -1,11 +1,11 @@
-"""Alembic environment: runs migrations on the URL set by reader_app.db.alembic_config."""
+"""Alembic environment: runs migrations on the URL set by reader_app.core.db.alembic_config."""
 
 from __future__ import annotations
 
 from alembic import context
 from sqlmodel import SQLModel
 
-from reader_app.db import make_engine
+from reader_app.core.db import make_engine
 
 config = context.config
 target_metadata = SQLModel.metadata

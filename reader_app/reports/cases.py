@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from sqlmodel import Session, col, select
 
 from reader_app.models import Case, CaseReport
-from reader_app.study_config import ANSWER_MODES
+from reader_app.study.config import ANSWER_MODES
 
 REPORT_FIELDS = ["findings", "impression"]
 

@@ -32,4 +32,4 @@ class Outcome:
     raw_reply: str | None
     meta: dict[str, Any]
     parsed: dict[str, Any]
-    location_json: str | None = None  # reader_app.grounding's column text
+    location_json: str | None = None  # reader_app.grounding.store's column text

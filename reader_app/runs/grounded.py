@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from reader_app.exam.next_case import ImageView
-from reader_app.grounding import location_json
+from reader_app.grounding.store import location_json
 from scoring import Location
 from scoring.io import ParsedLocation
 

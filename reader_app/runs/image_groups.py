@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from reader_app.runs.prompt import CaseImageBytes, Prompt, case_messages
+from reader_app.llm.prompts import Prompt
+from reader_app.runs.prompt import CaseImageBytes, case_messages
 from scoring.io import MAX_FIELD_CHARS, ParsedReport
 
 FOUR_LABELS = ("Entry", "Upper", "Lower", "Exit")

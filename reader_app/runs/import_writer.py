@@ -18,15 +18,15 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from reader_app.audit import record_event
-from reader_app.errors import ReaderStudyError
+from reader_app.core.audit import record_event
+from reader_app.core.errors import ReaderStudyError
+from reader_app.core.text_rules.answers import store_raw
 from reader_app.exam.next_case import ImageView, case_view
 from reader_app.grading.memory import record_verdict
 from reader_app.grading.normalize import normalize_answer
 from reader_app.models import Case, ModelRun, Reader, Response, Study, Verdict, utcnow
 from reader_app.runs.grounded import stored_location
 from reader_app.runs.record import clean_cohort, finish_run
-from reader_app.text_policy import store_raw
 from scoring.io import ABSENT, ParsedLocation
 
 VERDICT_SOURCE = "import"

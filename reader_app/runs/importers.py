@@ -28,9 +28,9 @@ from typing import Any
 import pandas as pd
 from sqlmodel import Session
 
+from reader_app.core.text_rules.answers import clean_model_text
 from reader_app.models import Study
 from reader_app.runs.import_writer import ImportRow, ImportSummary, RunImportError, write_rows
-from reader_app.text_policy import clean_model_text
 from scoring import FrameError, is_missing_value, validate_frame
 from scoring.io import (
     ABSENT,
@@ -86,7 +86,7 @@ def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _row(tidy: Mapping[Any, Any], **extra: Any) -> ImportRow:
-    """One import row; control characters leave the diagnosis (reader_app.text_policy),
+    """One import row; control characters leave the diagnosis (reader_app.core.text_rules.answers),
     the count removed is kept in its metadata."""
     diagnosis = tidy["diagnosis"]
     status = str(tidy["status"])

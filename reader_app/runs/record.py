@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import update
 from sqlmodel import Session, col, select
 
-from reader_app.errors import ReaderStudyError
+from reader_app.core.errors import ReaderStudyError
 from reader_app.llm.prompts import Prompt, load_prompt
 from reader_app.llm.request import request_params
 from reader_app.models import Case, ModelRun, Response, Study, utcnow

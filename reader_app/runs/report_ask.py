@@ -11,14 +11,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from reader_app.core.text_rules.answers import clean_model_text
 from reader_app.llm import ChatClient, EndpointError, FatalEndpointError
+from reader_app.llm.prompts import Prompt
 from reader_app.models import utcnow
 from reader_app.runs.case_job import CaseJob, Outcome
 from reader_app.runs.image_groups import concatenate, group_images, group_messages
-from reader_app.runs.prompt import Prompt, case_messages
+from reader_app.runs.prompt import case_messages
 from reader_app.runs.record import RunSpec
 from reader_app.runs.slice_scaling import model_image
-from reader_app.text_policy import clean_model_text
 from scoring.io import ParsedReport, parse_report
 
 FAILED = {"status": "failure", "diagnosis": None, "likert": None, "idk": False}

@@ -30,18 +30,17 @@ from typing import Any, Literal
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from reader_app.assets import AssetIntegrityError
-from reader_app.audit import record_event
-from reader_app.errors import ReaderStudyError
-from reader_app.exam.config import exam_config
+from reader_app.core.audit import record_event
+from reader_app.core.errors import ReaderStudyError
+from reader_app.core.text_rules.answers import clean_model_text, store_raw
 from reader_app.exam.next_case import ImageView, case_view
 from reader_app.llm import ChatClient, EndpointError, FatalEndpointError
+from reader_app.llm.prompts import Prompt, load_prompt
 from reader_app.models import Case, ModelRun, Response, ResponseRevision, Study, utcnow
-from reader_app.reports.cases import report_case_ids
 from reader_app.runs import lease
 from reader_app.runs.case_job import CaseJob, Outcome
 from reader_app.runs.grounded import stored_location
-from reader_app.runs.prompt import Prompt, case_messages, load_prompt
+from reader_app.runs.prompt import case_messages
 from reader_app.runs.record import (
     DEFAULT_REPORT_PROMPT,
     RunSpec,
@@ -52,7 +51,9 @@ from reader_app.runs.record import (
 )
 from reader_app.runs.report_ask import ask_report_case
 from reader_app.runs.slice_scaling import PER_SLICE, model_image
-from reader_app.text_policy import clean_model_text, store_raw
+from reader_app.study.assets import AssetIntegrityError
+from reader_app.study.case_reports import report_case_ids
+from reader_app.study.config import study_settings
 from scoring.io import MAX_REPLY_CHARS, parse_location_output, parse_model_output
 
 log = logging.getLogger(__name__)
@@ -319,11 +320,11 @@ def run_model(
         raise ValueError("lease_s must be positive")
     if jobs is None:
         jobs = case_jobs(session=session, study=study, strip_mode=spec.strip_mode)
-    if spec.slice_scaling is None and exam_config(study).model_slices == PER_SLICE:
+    if spec.slice_scaling is None and study_settings(study).model_slices == PER_SLICE:
         spec = replace(spec, slice_scaling=PER_SLICE)  # the study's choice, recorded in the run
     if any(j.answer == "report" for j in jobs) and spec.report_prompt is None:
         # the study's own report prompt (study.toml), else the region-neutral default
-        study_prompt = exam_config(study).report_prompt
+        study_prompt = study_settings(study).report_prompt
         spec = replace(spec, report_prompt=study_prompt or DEFAULT_REPORT_PROMPT)
     report_prompt = load_prompt(spec.report_prompt) if spec.report_prompt else None
     try:

@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from reader_app.assets import load_asset
 from reader_app.exam.next_case import ImageView
 from reader_app.ingest.render import auto_range, encode_png
 from reader_app.runs.prompt import CaseImageBytes
 from reader_app.runs.record import RunSpec
+from reader_app.study.assets import load_asset
 
 PER_SLICE = "per-slice"
 

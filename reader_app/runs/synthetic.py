@@ -26,8 +26,8 @@ import numpy as np
 from PIL import Image
 from sqlmodel import Session
 
-from reader_app.casebank import RenderedImage, add_case, create_study, get_study
 from reader_app.runs.importers import import_run_file
+from reader_app.study.casebank import RenderedImage, add_case, create_study, get_study
 
 RADLE_SLUG: Final = "radle-scale"
 GROUPS: Final = ("board-certified", "PGY3", "PGY1")

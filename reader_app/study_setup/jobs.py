@@ -32,11 +32,11 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from reader_app.db import make_engine
+from reader_app.core.db import make_engine
+from reader_app.core.settings import Settings
 from reader_app.ingest.errors import ImportFailed, first_lines
 from reader_app.ingest.staging import ImportProgress
 from reader_app.models import ImportJob, utcnow
-from reader_app.settings import Settings
 from reader_app.study_setup.validation import run_import, save
 from reader_app.study_setup.workspace import remove_workspace, setup_root, sweep_stale
 

@@ -17,14 +17,15 @@ from typing import Any, BinaryIO
 
 from sqlmodel import Session, select
 
-from reader_app.audit import record_event
-from reader_app.auth import Invite, invite_reader, require_role
-from reader_app.casebank import get_study, study_config
-from reader_app.errors import ReaderStudyError
+from reader_app.core.audit import record_event
+from reader_app.core.auth import Invite, invite_reader, require_role
+from reader_app.core.errors import ReaderStudyError
+from reader_app.core.settings import Settings
 from reader_app.ingest.report import Problem
 from reader_app.ingest.staging import SLUG
 from reader_app.models import Case, ImportJob, Reader, Study
-from reader_app.settings import Settings
+from reader_app.study.casebank import get_study
+from reader_app.study.config import stored_config
 from reader_app.study_setup.jobs import ADD, NEW, ImportPlan, start_import
 from reader_app.study_setup.validation import CLEAR, EXCLUDE, Scan, scan
 from reader_app.study_setup.workspace import (
@@ -151,7 +152,7 @@ def check(
     study, problems = _target(session, actor, mode, slug)
     config = existing = None
     if mode == ADD and study is not None:
-        config = study_config(study)
+        config = stored_config(study)
         existing = frozenset(
             s.casefold()
             for s in session.exec(select(Case.source_id).where(Case.study_id == study.id))
@@ -205,7 +206,7 @@ def begin_import(
         source_name=source.name,
         source=source.audit,
         decisions={k: v for k, v in decisions.items() if k in flagged},
-        config=study_config(study) if study is not None else None,
+        config=stored_config(study) if study is not None else None,
         reviewed={f.case_id: f.digests for f in result.flagged},
         workspace=source.workspace,
     )

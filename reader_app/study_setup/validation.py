@@ -31,15 +31,15 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from reader_app.audit import record_event
-from reader_app.casebank import RenderedImage
+from reader_app.core.audit import record_event
+from reader_app.core.settings import Settings
 from reader_app.ingest.errors import ImportFailed
 from reader_app.ingest.importer import commit_staged
 from reader_app.ingest.manifest import ManifestEntry
 from reader_app.ingest.report import IngestionReport, Problem
 from reader_app.ingest.staging import Checked, Edit, Progress, StagedCase, check
-from reader_app.settings import Settings
-from reader_app.study_config import StudyConfig
+from reader_app.study.casebank import RenderedImage
+from reader_app.study.config import StudyConfig
 
 CLEAR, EXCLUDE = "clear", "exclude"
 # While checking, every case has a stand-in reviewer: the guard still flags its

@@ -14,8 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from reader_app.errors import ReaderStudyError
-from reader_app.settings import Settings
+from reader_app.core.errors import ReaderStudyError
+from reader_app.core.settings import Settings
 
 STALE_AFTER_S = 24 * 3600
 MANIFEST_NAMES = ("manifest.csv", "manifest.yaml", "manifest.yml")

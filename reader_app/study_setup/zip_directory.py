@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from reader_app.errors import ReaderStudyError
+from reader_app.core.errors import ReaderStudyError
 
 EOCD = struct.Struct("<4sHHHHIIH")  # end of central directory, 22 bytes
 LOCATOR = struct.Struct("<4sIQI")  # ZIP64 end of central directory locator, 20 bytes

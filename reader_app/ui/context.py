@@ -16,17 +16,17 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 from streamlit.errors import StreamlitSecretNotFoundError
 
-from reader_app.assets import load_asset
-from reader_app.auth import (
+from reader_app.core.auth import (
     AuthError,
     authenticate,
     hash_token,
     readers_for_email,
     still_valid,
 )
-from reader_app.db import get_engine
+from reader_app.core.db import get_engine
+from reader_app.core.settings import Settings, load_settings
 from reader_app.models import Reader, Study
-from reader_app.settings import Settings, load_settings
+from reader_app.study.assets import load_asset
 
 
 @dataclass(frozen=True)

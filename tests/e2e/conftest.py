@@ -22,7 +22,7 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from benchmarks.kit.chromium import CHROMIUM, CHROMIUM_ARGS
-from reader_app.settings import Settings
+from reader_app.core.settings import Settings
 from tests.e2e.ws_trace import WsTrace
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
@@ -151,8 +151,8 @@ def served_on_database(
 
     import psycopg
 
-    from reader_app.db import make_engine
-    from reader_app.settings import load_settings
+    from reader_app.core.db import make_engine
+    from reader_app.core.settings import load_settings
     from tests.conftest import _pg_admin_dsn, _pg_url_for, fresh_sqlite_url
 
     root = tmp_path_factory.mktemp(f"{label}_{request.param}")

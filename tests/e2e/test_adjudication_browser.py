@@ -14,9 +14,9 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session
 
-from reader_app.auth import sign_in_link
+from reader_app.core.auth import sign_in_link
+from reader_app.core.settings import Settings
 from reader_app.results import tidy_responses
-from reader_app.settings import Settings
 from tests.e2e.conftest import ServedApp, artifact
 from tests.e2e.exam_driver import settled
 from tests.factories import make_reader

@@ -31,19 +31,19 @@ from sqlmodel import Session
 
 from reader_app.analysis.data import study_data
 from reader_app.analysis.leaderboard import build_leaderboard
-from reader_app.assets import CLAIMS
-from reader_app.auth import invite_reader
-from reader_app.casebank import get_study
 from reader_app.charts.contrast import rgb
 from reader_app.charts.theme import DARK_BACKGROUND
-from reader_app.db import make_engine
+from reader_app.core.auth import invite_reader
+from reader_app.core.db import make_engine
+from reader_app.core.settings import Settings
 from reader_app.runs.synthetic import (
     RADLE_SCALE,
     build_radle_scale_study,
     model_names,
     reader_codes,
 )
-from reader_app.settings import Settings
+from reader_app.study.assets import CLAIMS
+from reader_app.study.casebank import get_study
 from scoring import ScoringParams
 from tests.conftest import clone_sqlite, fresh_sqlite_url
 from tests.e2e.conftest import ServedApp, artifact

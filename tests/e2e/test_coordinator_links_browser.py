@@ -19,8 +19,8 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session
 
+from reader_app.core.settings import Settings
 from reader_app.models import Study
-from reader_app.settings import Settings
 from tests.e2e.conftest import ROOT, ServedApp, artifact
 from tests.factories import make_reader, make_study
 

@@ -21,9 +21,9 @@ from playwright.sync_api import Page, expect
 from sqlmodel import Session
 
 from reader_app.analysis.mrmc import MRMC_COLUMNS
-from reader_app.casebank import get_study
+from reader_app.core.settings import Settings
 from reader_app.ingest.demo import ensure_demo_study
-from reader_app.settings import Settings
+from reader_app.study.casebank import get_study
 from tests.e2e.conftest import ServedApp, artifact
 from tests.e2e.exam_driver import submit_button
 from tests.factories import make_reader, make_study

@@ -11,12 +11,12 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session, col, select
 
-from reader_app.auth import invite_reader, sign_in_link
-from reader_app.casebank import get_study
+from reader_app.core.auth import invite_reader, sign_in_link
+from reader_app.core.settings import Settings
 from reader_app.exam.order import _candidates, draw_order, ensure_order
 from reader_app.ingest.demo import ensure_demo_study
 from reader_app.models import Case, Response
-from reader_app.settings import Settings
+from reader_app.study.casebank import get_study
 from tests.e2e.conftest import ServedApp, artifact
 from tests.e2e.exam_driver import (
     accept_consent,

@@ -22,11 +22,11 @@ from playwright.sync_api import Browser, Page, WebSocket, expect
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from reader_app.auth import invite_reader, revoke_invite, sign_in_link
-from reader_app.db import make_engine
+from reader_app.core.auth import invite_reader, revoke_invite, sign_in_link
+from reader_app.core.db import make_engine
+from reader_app.core.settings import Settings, load_settings
 from reader_app.exam.order import ensure_order, stored_order
 from reader_app.models import Reader, Response, Study
-from reader_app.settings import Settings, load_settings
 from tests.conftest import fresh_sqlite_url
 from tests.e2e.conftest import ServedApp, artifact, start_app, stop_app
 from tests.e2e.exam_driver import (

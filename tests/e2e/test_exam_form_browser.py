@@ -19,7 +19,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session, col, select
 
-from reader_app.auth import sign_in_link
+from reader_app.core.auth import sign_in_link
 from reader_app.models import CaseShown, Reader, Response
 from tests.e2e.conftest import Server, artifact, served_on_database
 from tests.e2e.exam_driver import (

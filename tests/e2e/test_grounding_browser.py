@@ -18,8 +18,8 @@ from playwright.sync_api import Page, expect
 from sqlmodel import Session
 
 from reader_app.analysis.case_grounding import case_grounding, thumbnails
-from reader_app.assets import load_asset
-from reader_app.settings import Settings
+from reader_app.core.settings import Settings
+from reader_app.study.assets import load_asset
 from tests.e2e.conftest import ServedApp, artifact
 from tests.e2e.exam_driver import submit_button
 from tests.factories import make_reader

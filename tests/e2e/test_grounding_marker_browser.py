@@ -21,8 +21,8 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 from sqlmodel import Session, col, select
 
-from reader_app.auth import sign_in_link
-from reader_app.grounding import parse_location_json
+from reader_app.core.auth import sign_in_link
+from reader_app.grounding.store import parse_location_json
 from reader_app.models import Case, Reader, Response
 from scoring.regions import Location
 from tests.e2e.conftest import Server, artifact, served_on_database

@@ -17,8 +17,8 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session, select
 
+from reader_app.core.settings import Settings
 from reader_app.models import Response
-from reader_app.settings import Settings
 from tests.e2e.conftest import ServedApp, artifact
 from tests.e2e.exam_driver import diagnosis_box, likert_choice, settled, submit_button
 from tests.factories import make_reader, make_study

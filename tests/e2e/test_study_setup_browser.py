@@ -22,11 +22,11 @@ from playwright.sync_api import Browser, Locator, Page, expect
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, SQLModel, col, select
 
-from reader_app.auth import sign_in_link
-from reader_app.casebank import get_study
+from reader_app.core.auth import sign_in_link
+from reader_app.core.settings import Settings
 from reader_app.models import AuditEvent, Case, ImportJob, Response, Study
-from reader_app.settings import Settings
-from reader_app.study_config import KEYS as STUDY_TOML_KEYS
+from reader_app.study.casebank import get_study
+from reader_app.study.config import KEYS as STUDY_TOML_KEYS
 from tests.e2e.conftest import ServedApp, artifact
 from tests.e2e.exam_driver import (
     accept_consent,

@@ -25,10 +25,10 @@ from playwright.sync_api import Browser, Page, expect
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from reader_app.auth import sign_in_link
-from reader_app.db import make_engine
+from reader_app.core.auth import sign_in_link
+from reader_app.core.db import make_engine
+from reader_app.core.settings import Settings, load_settings
 from reader_app.models import CaseImage, Reader, Response
-from reader_app.settings import Settings, load_settings
 from tests.conftest import fresh_sqlite_url
 from tests.e2e.conftest import ServedApp, artifact, start_app, stop_app
 from tests.e2e.exam_driver import diagnosis_box, expect_case, fill_answer, settled, submit_button

@@ -7,9 +7,9 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlmodel import Session
 
-from reader_app.audit import record_event
+from reader_app.core.audit import record_event
+from reader_app.core.settings import Settings
 from reader_app.models import Case, Response
-from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
 
 
@@ -69,7 +69,7 @@ def test_audit_log_is_append_only(session: Session) -> None:
 
 
 def test_sqlite_runs_in_wal_with_foreign_keys(sqlite_url: str) -> None:
-    from reader_app.db import make_engine
+    from reader_app.core.db import make_engine
 
     engine = make_engine(sqlite_url)
     with engine.connect() as conn:

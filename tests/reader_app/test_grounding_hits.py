@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from sqlmodel import Session, select
 
-from reader_app.grounding_hits import (
+from reader_app.core.settings import Settings
+from reader_app.grounding.hits import (
     GROUNDING_COLUMNS,
     ReferenceRegionError,
     case_references,
@@ -17,7 +18,6 @@ from reader_app.grounding_hits import (
 )
 from reader_app.models import AnswerKey, Case, Study
 from reader_app.results import TIDY_COLUMNS, tidy_responses
-from reader_app.settings import Settings
 from tests.reader_app.analysis.grounding_scenario import GROUNDED, grounded_study
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reader_app.grounding import decode_mask, encode_mask, location_json, parse_location_json
+from reader_app.grounding.store import decode_mask, encode_mask, location_json, parse_location_json
 from scoring.regions import Location, RegionError
 
 

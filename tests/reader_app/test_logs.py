@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session
 
-from reader_app.auth import AuthError, authenticate, readers_for_email, revoke_invite
 from reader_app.cli import main as cli
-from reader_app.db import make_engine, migrate
+from reader_app.core.auth import AuthError, authenticate, readers_for_email, revoke_invite
+from reader_app.core.db import make_engine, migrate
+from reader_app.core.logs import configure_logging, log_level
+from reader_app.core.settings import Settings, SettingsError
 from reader_app.exam.next_case import next_case
 from reader_app.exam.order import ensure_order
 from reader_app.exam.submit import submit_answer, validate_answer
-from reader_app.logs import configure_logging, log_level
-from reader_app.settings import Settings, SettingsError
 from tests.factories import make_reader, make_study
 from tests.reader_app.ingest.helpers import case, copy_sample, write_manifest
 

@@ -42,7 +42,7 @@ def test_the_migrations_have_one_head_in_the_newest_file() -> None:
     revision in the file numbered last (so a new migration needs no edit here)."""
     from alembic.script import ScriptDirectory
 
-    from reader_app.db import alembic_config
+    from reader_app.core.db import alembic_config
 
     script = ScriptDirectory.from_config(alembic_config("sqlite://"))
     files = sorted(Path(script.versions).glob("[0-9][0-9][0-9][0-9]_*.py"))

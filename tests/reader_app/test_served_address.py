@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reader_app.served_address import link_base, record_served, served_url
-from reader_app.settings import load_settings
+from reader_app.core.served_address import link_base, record_served, served_url
+from reader_app.core.settings import load_settings
 
 
 def test_served_url_names_a_reachable_host() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from reader_app.settings import ENV_VARS, Settings, SettingsError, load_settings
+from reader_app.core.settings import ENV_VARS, Settings, SettingsError, load_settings
 
 
 def test_defaults_are_sqlite_under_the_data_dir(tmp_path: Path) -> None:

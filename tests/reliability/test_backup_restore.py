@@ -20,14 +20,14 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session, col, select
 
-from reader_app.backup import BackupError, backup_database, restore_database
 from reader_app.cli import main as cli
-from reader_app.db import make_engine
+from reader_app.core.backup import BackupError, backup_database, restore_database
+from reader_app.core.db import make_engine
+from reader_app.core.settings import Settings
 from reader_app.exam.next_case import next_case
 from reader_app.exam.order import ensure_order
 from reader_app.exam.submit import submit_answer, validate_answer
 from reader_app.models import AuditEvent, Reader, Response
-from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
 
 HOSTILE = ("<script>alert(1)</script> 🦴", "'); DROP TABLE responses; --", "ورم \u202eabc")

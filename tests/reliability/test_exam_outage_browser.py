@@ -14,10 +14,10 @@ import pytest
 from playwright.sync_api import expect
 from sqlmodel import Session, col, select
 
-from reader_app.auth import sign_in_link
-from reader_app.db import make_engine, migrate
+from reader_app.core.auth import sign_in_link
+from reader_app.core.db import make_engine, migrate
+from reader_app.core.settings import load_settings
 from reader_app.models import Response
-from reader_app.settings import load_settings
 from tests.e2e.conftest import artifact, start_app, stop_app
 from tests.e2e.exam_driver import (
     choose_likert,

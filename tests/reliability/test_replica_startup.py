@@ -45,7 +45,7 @@ def test_three_replicas_migrating_at_once_all_come_up(empty_pg_url: str, tmp_pat
     go = tmp_path / "go"
     # each process imports everything first, then waits for the same starting signal
     code = (
-        "import sys, time, pathlib; from reader_app.db import migrate\n"
+        "import sys, time, pathlib; from reader_app.core.db import migrate\n"
         f"pathlib.Path({str(tmp_path)!r}, 'ready-' + sys.argv[1]).touch()\n"
         f"while not pathlib.Path({str(go)!r}).exists(): time.sleep(0.005)\n"
         f"migrate({empty_pg_url!r})"

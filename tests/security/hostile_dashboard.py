@@ -13,7 +13,7 @@ import os
 import streamlit as st
 from sqlmodel import Session, select
 
-from reader_app.db import make_engine
+from reader_app.core.db import make_engine
 from reader_app.models import Study
 from reader_app.results import tidy_responses
 from reader_app.ui.components.safe_text import (

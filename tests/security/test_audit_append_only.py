@@ -10,8 +10,8 @@ from sqlalchemy import delete, text, update
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session, select
 
-import reader_app.audit
-from reader_app.audit import record_event
+import reader_app.core.audit
+from reader_app.core.audit import record_event
 from reader_app.models import AuditEvent
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,8 +58,8 @@ def test_no_code_path_updates_or_deletes_audit_events() -> None:
 
 
 def test_the_audit_module_offers_only_appending() -> None:
-    public = [n for n in dir(reader_app.audit) if not n.startswith("_") and n.islower()]
-    helpers = [n for n in public if callable(getattr(reader_app.audit, n))]
+    public = [n for n in dir(reader_app.core.audit) if not n.startswith("_") and n.islower()]
+    helpers = [n for n in public if callable(getattr(reader_app.core.audit, n))]
     assert helpers == ["record_event"]
 
 

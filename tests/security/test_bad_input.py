@@ -18,6 +18,7 @@ from sqlmodel import Session, col, func, select
 
 from reader_app.cli import build_parser
 from reader_app.cli import main as cli
+from reader_app.core.settings import Settings
 from reader_app.exam.next_case import next_case
 from reader_app.exam.order import ensure_order
 from reader_app.exam.submit import (
@@ -28,7 +29,6 @@ from reader_app.exam.submit import (
     validate_answer,
 )
 from reader_app.models import Reader, Response
-from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
 from tests.security.hostile import HOSTILE_TEXTS
 

@@ -21,8 +21,8 @@ import pytest
 from sqlmodel import Session
 from streamlit.web.server.starlette.starlette_app_utils import create_signed_value
 
-from reader_app.db import make_engine, migrate
-from reader_app.settings import (
+from reader_app.core.db import make_engine, migrate
+from reader_app.core.settings import (
     MIN_COOKIE_SECRET,
     SettingsError,
     check_cookie_secrets,

@@ -19,14 +19,14 @@ from hypothesis import strategies as st
 from sqlmodel import Session
 
 from reader_app.analysis.coordinator import reader_progress
-from reader_app.csv_safe import (
+from reader_app.core.csv_safe import (
     FORMULA_START,
     spreadsheet_csv,
     spreadsheet_safe,
     spreadsheet_unsafe,
 )
+from reader_app.core.settings import PROJECT_ROOT, Settings
 from reader_app.grading.key import by_source_id, parse_key_csv, study_key, write_key_csv
-from reader_app.settings import PROJECT_ROOT, Settings
 from tests.factories import make_reader, make_study
 
 LINK = '=HYPERLINK("http://example.invalid/x","click")'
@@ -105,4 +105,4 @@ def test_every_csv_download_goes_through_the_csv_safety_layer() -> None:
                 if re.search(r"\.to_csv\(|csv\.writer\(", line) and "safe" not in source:
                     offenders.append(f"{rel}: {line.strip()}")
     assert offenders == []
-    assert Path(PROJECT_ROOT / "reader_app/csv_safe.py").is_file()
+    assert Path(PROJECT_ROOT / "reader_app/core/csv_safe.py").is_file()

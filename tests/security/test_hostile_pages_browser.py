@@ -19,7 +19,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session, select
 
-from reader_app.db import make_engine
+from reader_app.core.db import make_engine
 from reader_app.exam.next_case import next_case
 from reader_app.exam.order import ensure_order
 from reader_app.exam.submit import submit_answer, validate_answer

@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session
 
-from reader_app.casebank import get_study
+from reader_app.core.settings import Settings
 from reader_app.grading.config import GradingConfigError
 from reader_app.grading.rubric_judge import run_rubric_judges
 from reader_app.grading.run_judges import run_judges
 from reader_app.models import Reader
-from reader_app.settings import Settings
+from reader_app.study.casebank import get_study
 from reader_app.study_setup.jobs import NEW
 from reader_app.study_setup.service import check, receive_zip
 from tests.factories import make_reader, make_study

@@ -1,4 +1,4 @@
-"""reader_app/origin_check.py on its own: which origins pass, behind a proxy included."""
+"""reader_app/core/origin_check.py on its own: which origins pass, behind a proxy included."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from reader_app.origin_check import SameOrigin
+from reader_app.core.origin_check import SameOrigin
 
 
 def _answer(scope_type: str, origin: str | None, host: str, method: str = "PUT") -> Any:

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from sqlmodel import Session, func, select
 
-from reader_app.auth import AuthError
+from reader_app.core.auth import AuthError
+from reader_app.core.settings import Settings
 from reader_app.exam.next_case import CaseView, ImageView, next_case
 from reader_app.exam.order import ensure_order
 from reader_app.exam.submit import submit_answer, validate_answer
@@ -20,7 +21,6 @@ from reader_app.grading.queue import adjudication_queue
 from reader_app.grading.rubric import record_rubric_grade, rubric_queue
 from reader_app.grading.run_judges import run_judges
 from reader_app.models import AnswerKey, Case, Reader, Response
-from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
 
 # What a reader's case view may carry. Adding a field here is a security decision.

@@ -16,8 +16,8 @@ from playwright.sync_api import expect
 from sqlmodel import Session
 
 from reader_app.commands.serve import streamlit_argv
-from reader_app.db import make_engine
-from reader_app.settings import load_settings
+from reader_app.core.db import make_engine
+from reader_app.core.settings import load_settings
 from tests.e2e.conftest import free_port, start_app, stop_app, wait_healthy
 from tests.factories import make_reader, make_study
 from tests.security.bare_client import XSRF_COOKIE, http_request, live_visit, page_cookies
@@ -133,7 +133,7 @@ def test_served_from_another_folder_keeps_the_settings(
 def test_the_served_app_refuses_a_request_without_xsrf_token(
     sqlite_url: str, tmp_path: Path
 ) -> None:
-    """A cross-site upload is refused for its origin (reader_app/origin_check.py); a staff
+    """A cross-site upload is refused for its origin (reader_app/core/origin_check.py); a staff
     session's own browser without the XSRF token is refused by Streamlit's XSRF check."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMLIT_")}
     env.update(READERSTUDY_DATABASE_URL=sqlite_url, READERSTUDY_DATA_DIR=str(tmp_path))

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import inspect, text
 from sqlmodel import Session, select
 
-from reader_app.auth import (
+from reader_app.core.auth import (
     AuthError,
     authenticate,
     hash_token,
@@ -18,8 +18,8 @@ from reader_app.auth import (
     revoke_invite,
     sign_in_link,
 )
+from reader_app.core.settings import Settings
 from reader_app.models import AuditEvent, Reader
-from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
 
 

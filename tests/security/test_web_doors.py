@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session
 
-from reader_app.browser_proof import COOKIE, HEADER, browser_id
-from reader_app.db import make_engine
-from reader_app.settings import load_settings
+from reader_app.core.browser_proof import COOKIE, HEADER, browser_id
+from reader_app.core.db import make_engine
+from reader_app.core.settings import load_settings
 from tests.e2e.conftest import ServedApp, start_app, stop_app
 from tests.factories import make_reader, make_study
 from tests.security.bare_client import (
@@ -58,7 +58,7 @@ def served_site(root: Path, **extra_env: str) -> Iterator[Site]:
         **extra_env,
     )
     settings = load_settings(env)
-    from reader_app.db import migrate
+    from reader_app.core.db import migrate
 
     migrate(settings.database_url)
     engine = make_engine(settings.database_url)

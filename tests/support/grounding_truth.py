@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 from sqlmodel import Session, col, select
 
-from reader_app.grounding import encode_mask
+from reader_app.grounding.store import encode_mask
 from reader_app.models import AnswerKey, Case
 
 # inside a 64x48 test image (tests/factories.py) and a 256x256 phantom alike

@@ -20,7 +20,7 @@ from reader_app.analysis.case_matrix import CaseMatrix, case_matrix
 from reader_app.analysis.chart_data import group_split
 from reader_app.analysis.data import NotScorable, StudyData, check_scorable, load_study_data
 from reader_app.analysis.leaderboard import Leaderboard, build_leaderboard
-from reader_app.auth import AuthError
+from reader_app.core.auth import AuthError
 from reader_app.ui.components.safe_text import escape_markdown
 from reader_app.ui.context import SignedIn, db_session, load_reader
 from scoring import ScoringParams

@@ -10,9 +10,9 @@ import streamlit as st
 
 from reader_app.analysis.data import ANALYSIS_ROLES
 from reader_app.analysis.exports import audit_params
-from reader_app.auth import require_role
 from reader_app.charts import audit_arms_chart
-from reader_app.csv_safe import spreadsheet_csv
+from reader_app.core.auth import require_role
+from reader_app.core.csv_safe import spreadsheet_csv
 from reader_app.grounding_audit.view import (
     audit_caption,
     audit_table,

@@ -29,10 +29,10 @@ from typing import Any
 
 import streamlit as st
 
-from reader_app.exam.config import DEFAULT_LIKERT_LABELS
 from reader_app.exam.next_case import CaseView
 from reader_app.exam.report_submit import MAX_REPORT_CHARS
 from reader_app.exam.submit import MAX_DIAGNOSIS_CHARS
+from reader_app.study.config import DEFAULT_LIKERT
 from reader_app.ui.components.case_viewer import (
     STATIC,
     VIEWER_CSS,
@@ -40,7 +40,7 @@ from reader_app.ui.components.case_viewer import (
     page_css,
     viewer_data,
 )
-from reader_app.ui.components.image_viewer import first_images, image_url
+from reader_app.ui.components.image_urls import first_images, image_url
 from scoring import Location
 
 PANEL_KEY = "panel"
@@ -61,7 +61,7 @@ class PanelForm:
 
     mode: str = "diagnosis"  # or "report" (Findings + Impression)
     submit_label: str = "Submit answer"
-    likert_labels: Sequence[str] = DEFAULT_LIKERT_LABELS
+    likert_labels: Sequence[str] = DEFAULT_LIKERT
     grounding_required: bool = True
     form_key: str = "exam"  # "review" when an earlier answer is being changed
     values: Mapping[str, Any] | None = None  # an earlier answer, to change
@@ -102,7 +102,7 @@ def case_panel(
     if viewer is None:
         st.warning("This case has no images.")
         return
-    labels = list(form.likert_labels or DEFAULT_LIKERT_LABELS)
+    labels = list(form.likert_labels or DEFAULT_LIKERT)
     prefetch = (
         [image_url(img.sha256) for img in first_images(following, windows)]
         if following is not None

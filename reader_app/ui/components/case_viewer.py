@@ -22,8 +22,8 @@ from typing import Any
 import streamlit as st
 
 from reader_app.exam.next_case import CaseView
-from reader_app.ui.components.image_viewer import modality_words
-from reader_app.ui.components.strip_viewer import start_window, window_frames
+from reader_app.ui.components.image_urls import modality_words
+from reader_app.ui.components.viewer_frames import start_window, window_frames
 from scoring import Location
 
 VIEWER_KEY = "viewer"

@@ -16,7 +16,7 @@ import streamlit as st
 from reader_app.charts import chart_png, chart_svg, spec_json
 from reader_app.charts.theme import for_dark
 from reader_app.charts.vl import SCHEMA_URL, Spec
-from reader_app.csv_safe import spreadsheet_csv
+from reader_app.core.csv_safe import spreadsheet_csv
 
 
 def _slug(name: str) -> str:

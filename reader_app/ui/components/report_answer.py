@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from reader_app.exam.next_case import CaseView
-from reader_app.reports.cases import answer_mode
+from reader_app.study.case_reports import answer_mode
 from reader_app.ui.context import db_session
 
 MODES_KEY = "_answer_modes"  # public id -> answer mode, read once per case and session

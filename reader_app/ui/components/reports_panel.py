@@ -21,9 +21,9 @@ from reader_app.analysis.report_scores import (
     report_export,
     tier_counts,
 )
-from reader_app.auth import require_role
 from reader_app.charts.rubric import score_histogram_chart, tier_distribution_chart
-from reader_app.csv_safe import spreadsheet_csv
+from reader_app.core.auth import require_role
+from reader_app.core.csv_safe import spreadsheet_csv
 from reader_app.grading.rubric_grades import rubric_frame
 from reader_app.ui.components.charts import chart_panel
 from reader_app.ui.context import SignedIn, db_session, load_reader

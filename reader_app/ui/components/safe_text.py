@@ -18,7 +18,7 @@ right-to-left text). Every page and dashboard shows them through these helpers:
 - ``html_text``: for ``st.html`` (HTML only, no markdown) or HTML a component
   builds itself. Never pass user text, escaped or not, to
   ``st.markdown(..., unsafe_allow_html=True)``: markdown would still apply.
-- ``spreadsheet_safe`` (from ``reader_app.csv_safe``): every CSV a person opens
+- ``spreadsheet_safe`` (from ``reader_app.core.csv_safe``): every CSV a person opens
   goes through it, so a cell starting with ``=``, ``+``, ``-``, ``@``, tab or
   CR cannot run as a formula; ``readerstudy export --raw`` and Parquet are exact.
 - ``reveal_controls``: shows bidirectional-override and other invisible
@@ -38,7 +38,9 @@ from collections.abc import Iterable
 import pandas as pd
 import streamlit as st
 
-from reader_app.csv_safe import spreadsheet_safe as spreadsheet_safe  # the CSV rules live there
+from reader_app.core.csv_safe import (
+    spreadsheet_safe as spreadsheet_safe,  # the CSV rules live there
+)
 
 EMPTY = "—"
 WORD_JOINER = "\u2060"

@@ -13,7 +13,7 @@ from typing import TypedDict
 
 from reader_app.exam.next_case import CaseView, ImageView
 from reader_app.exam.windows import default_window, group_by_window, window_label
-from reader_app.ui.components.image_viewer import image_url
+from reader_app.ui.components.image_urls import image_url
 
 
 class Frame(TypedDict):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from reader_app.auth import AuthError
+from reader_app.core.auth import AuthError
 from reader_app.grading.adjudication import (
     GradingError,
     adjudicator_agreement,

@@ -17,7 +17,7 @@ from reader_app.analysis.data import StudyData
 from reader_app.analysis.leaderboard import Leaderboard, display_differences
 from reader_app.analysis.leaderboard_view import SORTS, leaderboard_html
 from reader_app.charts import metric_bars_chart
-from reader_app.csv_safe import spreadsheet_csv
+from reader_app.core.csv_safe import spreadsheet_csv
 from reader_app.ui.components.analysis_cache import (
     Controls,
     case_set,

@@ -20,7 +20,7 @@ from reader_app.analysis.case_grounding import analyst_case_grounding, thumbnail
 from reader_app.analysis.case_matrix import FILTERS, SPLITS
 from reader_app.charts import case_matrix_chart
 from reader_app.charts.builders import OPEN_CASE
-from reader_app.csv_safe import spreadsheet_csv
+from reader_app.core.csv_safe import spreadsheet_csv
 from reader_app.ui.components.analysis_cache import (
     case_set,
     load_data,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from reader_app.analysis.model_runs import import_model_file, list_runs
-from reader_app.auth import AuthError
+from reader_app.core.auth import AuthError
 from reader_app.ui.components.flash import flash, show_flash
 from reader_app.ui.components.safe_text import show_table
 from reader_app.ui.context import db_session, load_reader, staff_user

@@ -11,7 +11,7 @@ import io
 import pandas as pd
 import streamlit as st
 
-from reader_app.auth import AuthError
+from reader_app.core.auth import AuthError
 from reader_app.grading.key import AnswerKeyError, KeyEntry, parse_key_csv, write_key_csv
 from reader_app.grading.key_admin import import_key, key_history, list_key, update_key
 from reader_app.ui.components.flash import flash, show_flash

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from reader_app.exam.config import exam_config
 from reader_app.exam.consent import record_consent
+from reader_app.study.config import study_settings
 from reader_app.ui.components.safe_text import escape_markdown
 from reader_app.ui.context import current_user, db_session, load_reader
 
 user = current_user()
 with db_session() as session:
     reader, study = load_reader(session, user)
-    config = exam_config(study)
+    config = study_settings(study)
 
 st.title(escape_markdown(config.title))
 st.subheader("Before you start")

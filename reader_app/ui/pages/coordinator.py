@@ -1,7 +1,7 @@
 """The coordinator's progress page: who is stuck, how far grading is, the study's state.
 
 Services: reader_app.analysis.coordinator (read-only) and
-reader_app.study_admin (lock, reopen, close; audited).
+reader_app.study.admin (lock, reopen, close; audited).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from reader_app.analysis.coordinator import (
     reader_counts,
     reader_progress,
 )
-from reader_app.auth import AuthError
-from reader_app.csv_safe import spreadsheet_csv
-from reader_app.study_admin import StudyStateError, allowed_states, set_study_state
+from reader_app.core.auth import AuthError
+from reader_app.core.csv_safe import spreadsheet_csv
+from reader_app.study.admin import StudyStateError, allowed_states, set_study_state
 from reader_app.ui.components.flash import flash, show_flash
 from reader_app.ui.components.safe_text import show_table
 from reader_app.ui.context import db_session, load_reader, staff_user

@@ -19,8 +19,8 @@ from reader_app.analysis.invites import (
     revoke,
     shown_links,
 )
-from reader_app.auth import AuthError
-from reader_app.csv_safe import spreadsheet_csv
+from reader_app.core.auth import AuthError
+from reader_app.core.csv_safe import spreadsheet_csv
 from reader_app.models import ROLES
 from reader_app.ui.components.flash import flash, show_flash
 from reader_app.ui.components.safe_text import show_table

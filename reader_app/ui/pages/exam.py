@@ -30,8 +30,7 @@ import streamlit as st
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 
-from reader_app.auth import AuthError
-from reader_app.exam.config import ExamConfig, exam_config
+from reader_app.core.auth import AuthError
 from reader_app.exam.next_case import CaseView, case_at_slot, upcoming
 from reader_app.exam.order import OrderSummary, ensure_order, order_summary
 from reader_app.exam.practice import practice_feedback
@@ -51,14 +50,15 @@ from reader_app.exam.submit import (
     submit_answer,
 )
 from reader_app.exam.timing import active_ms, mark_shown
-from reader_app.grounding import parse_location_json
+from reader_app.grounding.store import parse_location_json
 from reader_app.models import Reader, utcnow
+from reader_app.study.config import StudyConfig, study_settings
 from reader_app.ui.components.case_panel import PanelForm, case_panel, submitted_value
 from reader_app.ui.components.case_viewer import show_case_images
 from reader_app.ui.components.exam_header import exam_header, is_paused
 from reader_app.ui.components.exam_session import exam_state
 from reader_app.ui.components.finish_panel import finish_panel, study_closed_panel
-from reader_app.ui.components.image_viewer import opening_window
+from reader_app.ui.components.image_urls import opening_window
 from reader_app.ui.components.pause_screen import pause_screen
 from reader_app.ui.components.practice_feedback import practice_feedback_panel
 from reader_app.ui.components.report_answer import is_report_case
@@ -94,7 +94,7 @@ def _order(session: Session, reader: Reader) -> OrderSummary:
     return cached
 
 
-def _start_case(case: CaseView, config: ExamConfig) -> None:
+def _start_case(case: CaseView, config: StudyConfig) -> None:
     """A case drawn for the first time in this browser session: fresh form and clocks."""
     now = utcnow()
     exam.start_case(case, now, opening_window(case, config.default_windows))
@@ -273,7 +273,7 @@ def _continue() -> None:
 
 
 def _case_screen(
-    case: CaseView, config: ExamConfig, review: bool, following: CaseView | None = None
+    case: CaseView, config: StudyConfig, review: bool, following: CaseView | None = None
 ) -> None:
     earlier = exam.review_answer if review else None
     marker, no_focal = parse_location_json(earlier.location_json if earlier else None)
@@ -335,7 +335,7 @@ def _database_down() -> None:
 try:
     with db_session() as session:
         reader, study = load_reader(session, user)
-        config = exam_config(study)
+        config = study_settings(study)
         exam.config = config
         summary = _order(session, reader)
         closed = study_closed_message(study.state)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from reader_app.exam.config import exam_config
 from reader_app.exam.profile import (
     MAX_SUBSPECIALTY_CHARS,
     MAX_TRAINEE_YEAR,
@@ -14,13 +13,14 @@ from reader_app.exam.profile import (
     save_profile,
     validate_profile,
 )
+from reader_app.study.config import study_settings
 from reader_app.ui.components.safe_text import escape_markdown
 from reader_app.ui.context import current_user, db_session, load_reader
 
 user = current_user()
 with db_session() as session:
     reader, study = load_reader(session, user)
-    config = exam_config(study)
+    config = study_settings(study)
 
 st.title(escape_markdown(config.title))
 st.subheader("About you")

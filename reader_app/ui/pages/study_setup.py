@@ -11,7 +11,7 @@ from datetime import timedelta
 
 import streamlit as st
 
-from reader_app.auth import AuthError, sign_in_link
+from reader_app.core.auth import AuthError, sign_in_link
 from reader_app.ingest.errors import FIRST_PROBLEMS
 from reader_app.ingest.report import problems_csv
 from reader_app.models import utcnow

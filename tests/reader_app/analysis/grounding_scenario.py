@@ -22,9 +22,9 @@ from __future__ import annotations
 import numpy as np
 from sqlmodel import Session, select
 
-from reader_app.grounding import encode_mask, location_json
+from reader_app.core.settings import Settings
+from reader_app.grounding.store import encode_mask, location_json
 from reader_app.models import AnswerKey, Case, ModelRun, Reader, Response, Study
-from reader_app.settings import Settings
 from scoring.regions import Location
 from tests.factories import make_study
 from tests.reader_app.analysis.scenario import (

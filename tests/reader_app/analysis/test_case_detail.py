@@ -7,8 +7,8 @@ from sqlmodel import Session
 
 from reader_app.analysis.case_detail import ANSWER_COLUMNS, case_detail
 from reader_app.analysis.data import study_data
-from reader_app.auth import AuthError
-from reader_app.settings import Settings
+from reader_app.core.auth import AuthError
+from reader_app.core.settings import Settings
 from tests.factories import make_reader, make_study
 from tests.reader_app.analysis.scenario import (
     grade_everything,

@@ -18,11 +18,11 @@ from reader_app.analysis.invites import (
     people,
     revoke,
 )
-from reader_app.auth import AuthError, authenticate
+from reader_app.core.auth import AuthError, authenticate
+from reader_app.core.settings import Settings
 from reader_app.exam.submit import AnswerError, submit_answer, validate_answer
 from reader_app.models import AuditEvent, Reader, utcnow
-from reader_app.settings import Settings
-from reader_app.study_admin import StudyStateError, set_study_state
+from reader_app.study.admin import StudyStateError, set_study_state
 from tests.factories import make_reader, make_study
 from tests.reader_app.analysis.scenario import (
     grade_everything,

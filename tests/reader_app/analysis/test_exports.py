@@ -16,13 +16,13 @@ from reader_app.analysis.exports import read_metadata
 from reader_app.analysis.mrmc import MRMC_COLUMNS
 from reader_app.analysis.timing import TIMING_COLUMNS
 from reader_app.cli import main
+from reader_app.core.settings import Settings
 from reader_app.exam.next_case import next_case
 from reader_app.exam.order import ensure_order
 from reader_app.exam.submit import submit_answer, validate_answer
-from reader_app.grounding_hits import GROUNDING_COLUMNS
+from reader_app.grounding.hits import GROUNDING_COLUMNS
 from reader_app.models import Case, Response, utcnow
 from reader_app.results import INTERACTION_COLUMNS
-from reader_app.settings import Settings
 from scoring import SCORING_SPEC_VERSION, TIDY_COLUMNS, ScoringParams
 from tests.factories import make_reader, make_study
 from tests.reader_app.analysis.scenario import (

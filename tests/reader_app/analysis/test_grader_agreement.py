@@ -10,8 +10,8 @@ from sqlmodel import Session
 from reader_app.analysis.report_scores import grader_agreement, histogram_frame, report_board
 from reader_app.charts import chart_svg
 from reader_app.charts.rubric import score_histogram_chart
+from reader_app.core.settings import Settings
 from reader_app.models import CaseReport, RubricGrade, RubricJudgement, Study
-from reader_app.settings import Settings
 from tests.reader_app.grading.helpers import answer, case_by_source, make_key_study, reader
 
 KEY = [("ct-01", "A", []), ("ct-02", "B", []), ("ct-03", "C", [])]

@@ -36,11 +36,11 @@ from reader_app.analysis.grounding_thumbnail import (
 from reader_app.analysis.html_report import render_report
 from reader_app.analysis.leaderboard import build_leaderboard, display_differences, display_table
 from reader_app.analysis.leaderboard_view import leaderboard_html
-from reader_app.assets import load_asset
-from reader_app.auth import AuthError
 from reader_app.charts import accuracy_grounding_chart, chart_svg
 from reader_app.cli import main
-from reader_app.settings import Settings
+from reader_app.core.auth import AuthError
+from reader_app.core.settings import Settings
+from reader_app.study.assets import load_asset
 from scoring import ScoringParams, grounding_report, to_jsonable
 from scoring.io import read_responses_csv
 from scoring.regions import Box

@@ -17,7 +17,7 @@ from reader_app.analysis.leaderboard import (
     display_table,
 )
 from reader_app.cli import main
-from reader_app.settings import Settings
+from reader_app.core.settings import Settings
 from scoring import ScoringParams
 from tests.factories import make_study
 from tests.reader_app.analysis.scenario import (

@@ -8,10 +8,10 @@ import pytest
 from sqlmodel import Session
 
 from reader_app.analysis.model_runs import import_model_file, list_runs
-from reader_app.auth import AuthError
+from reader_app.core.auth import AuthError
+from reader_app.core.settings import Settings
 from reader_app.results import tidy_responses
 from reader_app.runs.import_writer import RunImportError
-from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
 
 

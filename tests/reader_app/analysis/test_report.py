@@ -9,7 +9,7 @@ from sqlmodel import Session
 
 from reader_app.analysis.data import study_data
 from reader_app.analysis.html_report import render_report
-from reader_app.settings import Settings
+from reader_app.core.settings import Settings
 from scoring import ScoringParams
 from tests.factories import make_study
 from tests.reader_app.analysis.scenario import (

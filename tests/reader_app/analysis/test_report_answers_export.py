@@ -20,10 +20,10 @@ from sqlmodel import Session, select
 from reader_app.analysis.exports import export_frame, to_bytes
 from reader_app.analysis.report_answers import REFERENCE_COLUMNS
 from reader_app.cli import main
+from reader_app.core.settings import Settings
 from reader_app.exam.order import ensure_order
 from reader_app.exam.report_submit import submit_report, validate_report
 from reader_app.models import Case, CaseReport, Response, RubricGrade, RubricJudgement, Study
-from reader_app.settings import Settings
 from scoring import ScoringParams
 from tests.factories import make_study
 from tests.reader_app.grading.helpers import reader

@@ -24,8 +24,8 @@ from reader_app.analysis.report_scores import (
 )
 from reader_app.charts import chart_svg, tier_distribution_chart
 from reader_app.cli import main
+from reader_app.core.settings import Settings
 from reader_app.models import CaseReport, RubricJudgement, Study
-from reader_app.settings import Settings
 from scoring import ScoringParams
 from tests.reader_app.grading.helpers import (
     answer,

@@ -25,12 +25,12 @@ from reader_app.analysis.coordinator import (
 from reader_app.analysis.data import study_data
 from reader_app.analysis.leaderboard import build_leaderboard
 from reader_app.analysis.leaderboard_view import ci_text, leaderboard_html, sorted_arms
-from reader_app.casebank import get_study
 from reader_app.charts import reliability_chart, risk_coverage_chart
 from reader_app.charts.palette import HUMANS, MODELS, POOL, responders
+from reader_app.core.settings import Settings
 from reader_app.models import utcnow
 from reader_app.runs.synthetic import Scale, build_radle_scale_study, radle_csv
-from reader_app.settings import Settings
+from reader_app.study.casebank import get_study
 from scoring import ScoringParams
 from tests.factories import make_reader
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from reader_app.cli import USER_ERROR, main
-from reader_app.errors import ReaderStudyError
+from reader_app.core.errors import ReaderStudyError
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -114,7 +114,7 @@ INTERNAL = {
     "reader_app/llm/reply.py:ReplyShapeError",  # becomes an EndpointError inside the client
     "reader_app/llm/decode.py:DecodeRefused",  # likewise
     "reader_app/llm/judge_text.py:StrictReplyError",  # a judge reply, caught by the caller
-    "reader_app/upload_gate.py:_TooLarge",  # becomes the gate's 413 reply, never raised out
+    "reader_app/core/upload_gate.py:_TooLarge",  # becomes the gate's 413 reply, never raised out
 }
 
 

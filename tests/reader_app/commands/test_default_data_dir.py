@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reader_app.settings import ENV_VARS, load_settings
+from reader_app.core.settings import ENV_VARS, load_settings
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -47,7 +47,7 @@ def test_a_command_run_from_another_folder_uses_and_names_that_folders_database(
         timeout=120,
     )
     database = elsewhere / "var" / "readerstudy.db"
-    assert done.returncode == 2, done.stderr  # a refusal (reader_app.errors)
+    assert done.returncode == 2, done.stderr  # a refusal (reader_app.core.errors)
     assert "no study named 'nope'" in done.stderr
     assert f"the database {database}" in done.stderr  # the one it looked in, by full path
     assert "READERSTUDY_DATA_DIR" in done.stderr  # and how to choose another

@@ -10,8 +10,8 @@ import pytest
 from sqlmodel import Session
 
 from reader_app.cli import main
+from reader_app.core.settings import Settings
 from reader_app.grading.memory import record_verdict
-from reader_app.settings import Settings
 from tests.reader_app.grading.helpers import case_by_source, make_key_study
 from tests.reader_app.grading.judge_server import JudgeServer, Say
 

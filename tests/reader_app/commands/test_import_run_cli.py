@@ -10,9 +10,9 @@ import pytest
 from sqlmodel import Session, select
 
 from reader_app.cli import main
+from reader_app.core.settings import Settings
 from reader_app.models import ModelRun, Response
 from reader_app.results import tidy_responses
-from reader_app.settings import Settings
 from tests.factories import make_study
 
 

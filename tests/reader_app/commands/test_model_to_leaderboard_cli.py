@@ -21,11 +21,11 @@ from sqlmodel import Session, col, select
 from reader_app.analysis.data import check_scorable, study_data
 from reader_app.analysis.leaderboard import build_leaderboard
 from reader_app.analysis.leaderboard_view import leaderboard_html
-from reader_app.casebank import get_study
 from reader_app.cli import main
+from reader_app.core.settings import Settings
 from reader_app.grading.key import parse_key_csv
 from reader_app.models import AuditEvent, ModelRun, Verdict
-from reader_app.settings import Settings
+from reader_app.study.casebank import get_study
 from scoring import ScoringParams
 from tests.support.openai_stub import ChatRequest, OpenAIStub, Reply
 

@@ -12,8 +12,8 @@ import pytest
 from sqlmodel import Session, select
 
 from reader_app.cli import main
+from reader_app.core.settings import Settings
 from reader_app.models import ModelRun
-from reader_app.settings import Settings
 from tests.factories import make_study
 
 SAMPLE = Path(__file__).resolve().parents[2] / "scoring/io/data/radle_long_master_sample.csv"

@@ -16,8 +16,8 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from reader_app.cli import main
+from reader_app.core.settings import Settings
 from reader_app.models import AuditEvent, Case, CaseImage, ModelRun, Response, RunLease
-from reader_app.settings import Settings
 from tests.factories import make_study
 from tests.support.openai_stub import ChatRequest, OpenAIStub, Reply, openai_stub
 

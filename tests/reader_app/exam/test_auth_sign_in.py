@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlmodel import Session, select
 
-from reader_app.auth import (
+from reader_app.core.auth import (
     AuthError,
     authenticate,
     find_reader,
@@ -15,8 +15,8 @@ from reader_app.auth import (
     revoke_invite,
     still_valid,
 )
+from reader_app.core.settings import Settings
 from reader_app.models import Reader
-from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from sqlmodel import Session, func, select
 
-from reader_app.auth import AuthError
+from reader_app.core.auth import AuthError
+from reader_app.core.settings import Settings
 from reader_app.exam.next_case import next_case
 from reader_app.exam.order import draw_order, ensure_order
 from reader_app.exam.submit import AnswerError, submit_answer, validate_answer
 from reader_app.models import ReaderOrder, Response, utcnow
-from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
 
 
@@ -147,7 +147,7 @@ def test_idk_drops_diagnosis_and_likert_and_text_is_trimmed() -> None:
 
 
 def test_a_revoked_reader_cannot_submit(session: Session, settings: Settings) -> None:
-    from reader_app.auth import revoke_invite
+    from reader_app.core.auth import revoke_invite
 
     study = make_study(session, settings.asset_dir, n_cases=1)
     reader = make_reader(session, study).reader

@@ -15,15 +15,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlmodel import Session, select
 
-from reader_app.exam.config import exam_config
+from reader_app.core.settings import Settings
 from reader_app.exam.location import MISSING, OFF_IMAGE, location_answer
 from reader_app.exam.next_case import CaseView, ImageView, next_case
 from reader_app.exam.order import ensure_order
 from reader_app.exam.revisions import answer_history, revise_answer, stored_answer
 from reader_app.exam.submit import AnswerError, submit_answer, validate_answer
-from reader_app.grounding import parse_location_json
+from reader_app.grounding.store import parse_location_json
 from reader_app.models import Response
-from reader_app.settings import Settings
+from reader_app.study.config import study_settings
 from scoring.regions import Location
 from tests.factories import make_reader, make_study
 
@@ -145,7 +145,7 @@ def test_the_location_is_stored_with_the_answer_and_revisions_keep_the_earlier_o
     )
     reader = make_reader(session, study).reader
     ensure_order(session=session, reader=reader)
-    config = exam_config(study)
+    config = study_settings(study)
     assert config.grounding and config.grounding_required
     answered: dict[str, str | None] = {}
     for _ in range(2):

@@ -20,11 +20,11 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from reader_app.core.settings import Settings
 from reader_app.exam.next_case import CaseView, Upcoming, upcoming
 from reader_app.exam.order import ensure_order
 from reader_app.exam.submit import submit_answer, validate_answer
 from reader_app.models import Reader, utcnow
-from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
 
 N_CASES = 201  # so that case 200, like case 1, has a following case

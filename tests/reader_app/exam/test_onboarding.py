@@ -7,7 +7,7 @@ import json
 import pytest
 from sqlmodel import Session, select
 
-from reader_app.exam.config import exam_config
+from reader_app.core.settings import Settings
 from reader_app.exam.consent import needs_consent, record_consent
 from reader_app.exam.onboarding import onboarding_step
 from reader_app.exam.profile import (
@@ -17,7 +17,7 @@ from reader_app.exam.profile import (
     validate_profile,
 )
 from reader_app.models import AuditEvent
-from reader_app.settings import Settings
+from reader_app.study.config import study_settings
 from tests.factories import make_reader, make_study
 
 CONSENT = "I agree that my answers are used for research."
@@ -26,7 +26,7 @@ CONSENT = "I agree that my answers are used for research."
 def test_steps_go_consent_then_profile_then_exam(session: Session, settings: Settings) -> None:
     study = make_study(session, settings.asset_dir, n_cases=1, config={"consent": CONSENT})
     reader = make_reader(session, study).reader
-    config = exam_config(study)
+    config = study_settings(study)
     assert onboarding_step(reader, config) == "consent"
 
     record_consent(session=session, reader=reader, config=config)
@@ -45,7 +45,7 @@ def test_steps_go_consent_then_profile_then_exam(session: Session, settings: Set
 def test_consent_is_recorded_once_with_the_text_hash(session: Session, settings: Settings) -> None:
     study = make_study(session, settings.asset_dir, n_cases=1, config={"consent": CONSENT})
     reader = make_reader(session, study).reader
-    config = exam_config(study)
+    config = study_settings(study)
     record_consent(session=session, reader=reader, config=config)
     first = reader.consented_at
     record_consent(session=session, reader=reader, config=config)
@@ -58,13 +58,13 @@ def test_consent_is_recorded_once_with_the_text_hash(session: Session, settings:
 def test_no_consent_text_means_no_consent_step(session: Session, settings: Settings) -> None:
     study = make_study(session, settings.asset_dir, n_cases=1)
     reader = make_reader(session, study).reader
-    assert onboarding_step(reader, exam_config(study)) == "profile"
+    assert onboarding_step(reader, study_settings(study)) == "profile"
 
 
 def test_staff_roles_skip_onboarding(session: Session, settings: Settings) -> None:
     study = make_study(session, settings.asset_dir, n_cases=1, config={"consent": CONSENT})
     staff = make_reader(session, study, "C1", role="coordinator").reader
-    assert onboarding_step(staff, exam_config(study)) == "exam"
+    assert onboarding_step(staff, study_settings(study)) == "exam"
 
 
 def test_profile_replaces_an_invite_time_group(session: Session, settings: Settings) -> None:

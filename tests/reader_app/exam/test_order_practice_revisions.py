@@ -10,7 +10,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from sqlmodel import Session, col, func, select
 
-from reader_app.exam.config import exam_config
+from reader_app.core.settings import Settings
 from reader_app.exam.next_case import case_at_slot, next_case
 from reader_app.exam.order import (
     draw_order,
@@ -28,7 +28,7 @@ from reader_app.exam.revisions import (
 )
 from reader_app.exam.submit import AnswerError, submit_answer, validate_answer
 from reader_app.models import Case, Reader, Response, ResponseRevision, Study, utcnow
-from reader_app.settings import Settings
+from reader_app.study.config import study_settings
 from tests.factories import make_reader, make_study
 
 
@@ -120,7 +120,7 @@ def test_revision_keeps_every_earlier_answer_with_its_time(
     _answer(session, reader, "Practice answer", 1)
     public_id = _answer(session, reader, "Pneumonia", 2)
     assert revisable_slots(session=session, reader=reader) == [1]  # practice is final
-    config = exam_config(study)
+    config = study_settings(study)
     first = stored_answer(session=session, reader=reader, case_public_id=public_id)
     assert first is not None and first.revision == 0
     second = revise_answer(
@@ -161,7 +161,7 @@ def test_unchanged_revision_adds_no_history(session: Session, settings: Settings
     same = revise_answer(
         session=session,
         reader=reader,
-        config=exam_config(study),
+        config=study_settings(study),
         case_public_id=public_id,
         answer=validate_answer(" Pneumonia ", 2, False),
         seen_revision=0,
@@ -179,8 +179,10 @@ def test_revision_refusals(session: Session, settings: Settings) -> None:
     scored_id = _answer(session, reader, "Pneumonia", 2)
     unanswered = case_at_slot(session=session, reader=reader, slot=2, total=4)
     assert unanswered is not None
-    config = exam_config(allowed)
-    forbidding = exam_config(Study(slug="x", title="x", config_json='{"allow_revisions": false}'))
+    config = study_settings(allowed)
+    forbidding = study_settings(
+        Study(slug="x", title="x", config_json='{"allow_revisions": false}')
+    )
     attempts = [
         (forbidding, scored_id, 0, "does not allow"),
         (config, practice_id, 0, "final"),
@@ -218,7 +220,7 @@ def test_two_windows_revising_at_once_cannot_both_win(session: Session, settings
     ensure_order(session=session, reader=reader)
     _answer(session, reader, "Practice", 1)
     public_id = _answer(session, reader, "Pneumonia", 2)
-    config = exam_config(study)
+    config = study_settings(study)
     engine = session.get_bind()
     with Session(engine, expire_on_commit=False) as tab_a, Session(engine) as tab_b:
         r_a, r_b = tab_a.get(Reader, reader.id), tab_b.get(Reader, reader.id)

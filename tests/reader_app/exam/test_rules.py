@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from reader_app.exam.config import DEFAULT_LIKERT_LABELS, exam_config
 from reader_app.exam.next_case import CaseView, ImageView
 from reader_app.exam.order import OrderSummary
 from reader_app.exam.progress import progress_at
 from reader_app.exam.windows import default_window, group_by_window, window_label
 from reader_app.models import Study
+from reader_app.study.config import DEFAULT_LIKERT, study_settings
 
 
 def _study(config: str) -> Study:
@@ -17,17 +17,17 @@ def _study(config: str) -> Study:
 
 
 def test_config_defaults_when_keys_are_missing() -> None:
-    config = exam_config(_study("{}"))
+    config = study_settings(_study("{}"))
     assert config.title == "Fallback title"
     assert config.consent == ""
     assert config.practice_count is None
     assert config.allow_revisions is False
-    assert config.likert_labels == DEFAULT_LIKERT_LABELS
+    assert config.likert_labels == DEFAULT_LIKERT
     assert config.default_windows == ()
 
 
 def test_config_reads_every_key_and_ignores_malformed_values() -> None:
-    good = exam_config(
+    good = study_settings(
         _study(
             '{"title": "Chest", "consent": " Agree? ", "practice_count": 2, '
             '"allow_revisions": true, "likert_labels": ["a","b","c","d","e"], '
@@ -42,14 +42,14 @@ def test_config_reads_every_key_and_ignores_malformed_values() -> None:
     )
     assert good.likert_labels == ("a", "b", "c", "d", "e")
     assert good.default_windows == ("lung", "bone")
-    bad = exam_config(
+    bad = study_settings(
         _study(
             '{"practice_count": -1, "allow_revisions": "yes", "likert_labels": ["a","b"], '
             '"default_windows": "lung"}'
         )
     )
     assert bad.practice_count is None and bad.allow_revisions is False
-    assert bad.likert_labels == DEFAULT_LIKERT_LABELS
+    assert bad.likert_labels == DEFAULT_LIKERT
     assert bad.default_windows == ("lung",)
 
 

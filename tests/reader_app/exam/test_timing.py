@@ -7,13 +7,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlmodel import Session, select
 
+from reader_app.core.settings import Settings
 from reader_app.exam.next_case import next_case
 from reader_app.exam.order import ensure_order
 from reader_app.exam.report_submit import submit_report, validate_report
 from reader_app.exam.submit import submit_answer, validate_answer
 from reader_app.exam.timing import SLACK_MS, active_ms, mark_shown
 from reader_app.models import CaseShown, Response
-from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)

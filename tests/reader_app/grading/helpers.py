@@ -6,8 +6,8 @@ from pathlib import Path
 
 from sqlmodel import Session, select
 
-from reader_app.casebank import RenderedImage, add_case, create_study
 from reader_app.models import Case, ModelRun, Reader, Response, Study
+from reader_app.study.casebank import RenderedImage, add_case, create_study
 from tests.factories import make_reader, png_bytes
 
 # (case id, reference, synonyms): real spot-diagnosis benchmark entities

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 from sqlmodel import Session, col, select
 
-from reader_app.auth import AuthError
+from reader_app.core.auth import AuthError
+from reader_app.core.settings import Settings
 from reader_app.grading.adjudication import (
     GradingError,
     adjudicator_agreement,
@@ -20,7 +21,6 @@ from reader_app.grading.memory import active_verdict, verdict_history
 from reader_app.grading.queue import QueueItem, adjudication_queue
 from reader_app.models import AuditEvent, Study
 from reader_app.results import tidy_responses
-from reader_app.settings import Settings
 from tests.reader_app.grading.helpers import (
     answer,
     case_by_source,

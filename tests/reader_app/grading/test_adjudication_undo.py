@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from sqlmodel import Session, col, select
 
+from reader_app.core.settings import Settings
 from reader_app.grading.adjudication import GradingError, decide, undo_last_decision
 from reader_app.grading.memory import active_verdict, verdict_history
 from reader_app.grading.queue import adjudication_queue
 from reader_app.models import Adjudication, AuditEvent
-from reader_app.settings import Settings
 from tests.reader_app.grading.helpers import answer, case_by_source, make_key_study, reader
 
 DOUBLE = {"grading": {"adjudication": "double"}}

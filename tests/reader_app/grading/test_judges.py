@@ -15,7 +15,8 @@ import pytest
 from sqlmodel import Session, func, select
 from stamina.instrumentation import get_on_retry_hooks, set_on_retry_hooks
 
-from reader_app.auth import AuthError
+from reader_app.core.auth import AuthError
+from reader_app.core.settings import Settings
 from reader_app.grading.config import GradingConfigError
 from reader_app.grading.diagnosis_judge import (
     JUDGE_RUBRIC,
@@ -31,7 +32,6 @@ from reader_app.grading.memory import active_verdict
 from reader_app.grading.queue import adjudication_queue
 from reader_app.grading.run_judges import run_judges
 from reader_app.models import JudgeCall
-from reader_app.settings import Settings
 from tests.reader_app.grading.helpers import (
     answer,
     case_by_source,

@@ -8,7 +8,8 @@ import json
 import pytest
 from sqlmodel import Session, col, select
 
-from reader_app.auth import AuthError
+from reader_app.core.auth import AuthError
+from reader_app.core.settings import Settings
 from reader_app.grading.autograde import autograde_study
 from reader_app.grading.key import AnswerKeyError, parse_key_csv, study_key, write_key_csv
 from reader_app.grading.key_admin import (
@@ -21,7 +22,6 @@ from reader_app.grading.key_admin import (
 from reader_app.grading.memory import active_verdict, verdict_history
 from reader_app.models import AuditEvent
 from reader_app.results import tidy_responses
-from reader_app.settings import Settings
 from tests.reader_app.grading.helpers import answer, case_by_source, make_key_study, reader
 
 

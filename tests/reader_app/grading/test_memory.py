@@ -7,13 +7,13 @@ import pytest
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
+from reader_app.core.settings import Settings
 from reader_app.grading.adjudication import decide
 from reader_app.grading.autograde import autograde_study
 from reader_app.grading.memory import ConcurrentDecision, active_verdict, record_verdict
 from reader_app.grading.queue import adjudication_queue
 from reader_app.models import Verdict
 from reader_app.results import tidy_responses
-from reader_app.settings import Settings
 from tests.reader_app.grading.helpers import (
     answer,
     case_by_source,

@@ -10,9 +10,9 @@ import streamlit as st
 from sqlmodel import Session, col, select
 from streamlit.testing.v1 import AppTest
 
+from reader_app.core.settings import Settings
 from reader_app.grading.rubric_grades import rubric_frame
 from reader_app.models import AnswerKeyVersion, Verdict
-from reader_app.settings import Settings
 from tests.factories import make_reader
 from tests.reader_app.grading.helpers import (
     answer,

@@ -7,11 +7,11 @@ import dataclasses
 import pytest
 from sqlmodel import Session, col, select
 
-from reader_app.auth import AuthError
+from reader_app.core.auth import AuthError
+from reader_app.core.settings import Settings
 from reader_app.grading.rubric import RubricItem, record_rubric_grade, rubric_queue
 from reader_app.grading.rubric_grades import RubricError, rubric_frame, rubric_tier
 from reader_app.models import RubricGrade
-from reader_app.settings import Settings
 from tests.reader_app.grading.helpers import (
     answer,
     case_by_source,

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from sqlmodel import Session, col, select
 
+from reader_app.core.settings import Settings
 from reader_app.grading.rubric import record_rubric_grade, rubric_queue
 from reader_app.grading.rubric_grades import rubric_frame
 from reader_app.grading.rubric_judge import (
@@ -29,8 +30,7 @@ from reader_app.grading.rubric_judge import (
 from reader_app.llm.judges import JudgeConfig
 from reader_app.llm.prompts import Prompt
 from reader_app.models import CaseReport, RubricJudgeCall, RubricJudgement, Study
-from reader_app.reports.cases import report_text
-from reader_app.settings import Settings
+from reader_app.study.case_reports import report_text
 from tests.reader_app.grading.helpers import (
     answer,
     case_by_source,

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session
 
+from reader_app.core.settings import Settings
 from reader_app.grading.autograde import autograde_study
 from reader_app.grading.key import make_entry, study_key
 from reader_app.grading.workload import Workload, grading_workload
 from reader_app.models import Response
-from reader_app.settings import Settings
 from tests.reader_app.grading.helpers import make_key_study, model_run, reader
 from tests.reader_app.grading.synthetic_sample import ENTITIES, key_rows, sample_rows
 

@@ -17,9 +17,9 @@ import numpy as np
 from PIL import Image
 from sqlmodel import Session
 
-from reader_app.casebank import RenderedImage, add_case, create_study
-from reader_app.grounding import encode_mask
+from reader_app.grounding.store import encode_mask
 from reader_app.models import Study
+from reader_app.study.casebank import RenderedImage, add_case, create_study
 from tests.support.openai_stub import ChatRequest, Reply
 
 W, H = 64, 48

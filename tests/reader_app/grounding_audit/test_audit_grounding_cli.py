@@ -10,8 +10,8 @@ import pytest
 from sqlmodel import Session, select
 
 from reader_app.cli import main
+from reader_app.core.settings import Settings
 from reader_app.models import AuditArm, AuditImage, ModelRun, Response
-from reader_app.settings import Settings
 from tests.reader_app.grounding_audit.audit_study import (
     history_reader,
     make_audit_study,

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, col, select
 
+from reader_app.core.settings import Settings
 from reader_app.models import Response
-from reader_app.settings import Settings
 from tests.reader_app.grounding_audit.audit_study import make_audit_study, seeing
 from tests.reader_app.grounding_audit.test_audit_grounding_cli import audit_args
 from tests.support.openai_stub import ChatRequest, OpenAIStub, Reply, openai_stub

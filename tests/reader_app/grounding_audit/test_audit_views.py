@@ -16,10 +16,10 @@ from reader_app.analysis.exports import export_bytes
 from reader_app.analysis.html_report import render_report
 from reader_app.charts import audit_arms_chart, chart_svg
 from reader_app.cli import main
-from reader_app.grounding import location_json
+from reader_app.core.settings import Settings
+from reader_app.grounding.store import location_json
 from reader_app.grounding_audit.view import chart_frame, human_grounding, study_audits
 from reader_app.models import Case, Response, Study
-from reader_app.settings import Settings
 from scoring import AuditParams, Location, ScoringParams
 from tests.factories import make_reader
 from tests.reader_app.analysis.scenario import grade_everything, plan_for, simulate_reader

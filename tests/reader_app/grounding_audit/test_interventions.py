@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 from sqlmodel import Session, select
 
 from reader_app.analysis.exports import export_bytes
-from reader_app.assets import load_asset
 from reader_app.cli import main
+from reader_app.core.settings import Settings
 from reader_app.exam.next_case import case_view
+from reader_app.grounding.hits import case_references
 from reader_app.grounding_audit.arms import store_dir
 from reader_app.grounding_audit.images import (
     NoRoomError,
@@ -25,9 +26,8 @@ from reader_app.grounding_audit.images import (
     irrelevant_area,
     region_plane,
 )
-from reader_app.grounding_hits import case_references
 from reader_app.models import AnswerKey, AuditImage, Case, CaseImage, Study
-from reader_app.settings import Settings
+from reader_app.study.assets import load_asset
 from tests.factories import make_reader
 from tests.reader_app.grounding_audit.audit_study import make_audit_study, seeing
 from tests.reader_app.grounding_audit.test_audit_grounding_cli import audit_args

@@ -10,7 +10,8 @@ import pytest
 from sqlmodel import Session, col, select
 
 from reader_app.commands import import_study
-from reader_app.db import make_engine
+from reader_app.core.db import make_engine
+from reader_app.core.settings import Settings
 from reader_app.ingest.demo import (
     CASE_SOURCES,
     DEMO_DIR,
@@ -21,8 +22,7 @@ from reader_app.ingest.demo import (
     ensure_demo_study,
 )
 from reader_app.models import AnswerKey, Case, CaseImage, Study
-from reader_app.reports.cases import answer_mode, reference_reports
-from reader_app.settings import Settings
+from reader_app.study.case_reports import answer_mode, reference_reports
 from tests.reader_app.ingest.helpers import case, copy_sample, write_manifest
 
 

@@ -19,11 +19,11 @@ from pydicom import dcmread
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from reader_app.db import make_engine
+from reader_app.core.db import make_engine
+from reader_app.core.settings import Settings
 from reader_app.ingest.errors import ImportFailed
 from reader_app.ingest.importer import import_manifest, validate
 from reader_app.models import Case, CaseImage, Study
-from reader_app.settings import Settings
 from tests.reader_app.ingest.helpers import case, phantom, sample_dir, write_manifest, write_series
 
 TINY_CT = "dicomdirtests/77654033/CT2/17106"  # a real 16x16 CT slice
@@ -308,8 +308,8 @@ def test_failed_import_keeps_an_asset_a_concurrent_import_uses(
         pytest.skip("SQLite serialises writers: the two transactions cannot overlap")
     import threading
 
-    from reader_app.assets import load_asset
     from reader_app.ingest import importer
+    from reader_app.study.assets import load_asset
 
     for name in ("a", "b"):
         dicom(tmp_path / name, "x.dcm")  # the same pixels: the same PNG X in both studies

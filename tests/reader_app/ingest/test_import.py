@@ -12,12 +12,12 @@ from PIL import Image
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from reader_app.db import make_engine
+from reader_app.core.db import make_engine
+from reader_app.core.settings import Settings
 from reader_app.ingest import importer
 from reader_app.ingest.errors import ImportFailed
 from reader_app.ingest.importer import import_manifest
 from reader_app.models import AnswerKey, AuditEvent, Case, CaseImage, Study
-from reader_app.settings import Settings
 from tests.reader_app.ingest.helpers import (
     SERIES_CT2,
     SERIES_CT5,

@@ -12,7 +12,7 @@ from reader_app.grading.config import parse_grading_config
 from reader_app.ingest.errors import IngestError
 from reader_app.ingest.manifest import ManifestInvalid, load_manifest
 from reader_app.ingest.study_config import DEFAULT_LIKERT, load_study_config
-from reader_app.study_config import StudyConfig
+from reader_app.study.config import StudyConfig
 from tests.reader_app.ingest.helpers import case, write_manifest
 
 

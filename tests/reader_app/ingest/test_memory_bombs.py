@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, select
 
-from reader_app.db import make_engine
+from reader_app.core.db import make_engine
+from reader_app.core.settings import PROJECT_ROOT, Settings
 from reader_app.models import Study
-from reader_app.settings import PROJECT_ROOT, Settings
 from tests.reader_app.ingest import bombs
 from tests.reader_app.ingest.helpers import case, write_manifest
 
@@ -67,7 +67,7 @@ def test_bombs_are_refused_in_bounded_memory(bomb_folder: Path, settings: Settin
     sizes = {p.name: p.stat().st_size for p in bomb_folder.iterdir() if p.suffix != ".csv"}
     assert max(sizes.values()) < 8_000_000, sizes  # small on disk: bombs, not big files
     code, peak, log = run_import(bomb_folder / "manifest.csv", settings)
-    assert code == 2, log  # a refusal (reader_app.errors)
+    assert code == 2, log  # a refusal (reader_app.core.errors)
     assert peak < GIB, f"peak RSS {peak / 2**20:.0f} MiB"
     inflate = "deflated dataset inflates to more than 336777216 bytes"
     assert f"case hidden: hidden.dcm: {inflate}" in log

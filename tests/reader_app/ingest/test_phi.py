@@ -12,9 +12,9 @@ from pydicom.valuerep import PersonName
 from sqlalchemy import MetaData, select
 from sqlalchemy.engine import Engine
 
-from reader_app.db import make_engine
+from reader_app.core.db import make_engine
+from reader_app.core.settings import Settings
 from reader_app.ingest.importer import import_manifest
-from reader_app.settings import Settings
 from tests.reader_app.ingest.helpers import (
     SERIES_CT5,
     case,
@@ -138,7 +138,7 @@ def settings(settings: Settings, db_url: str, monkeypatch: pytest.MonkeyPatch) -
     if db_url.startswith("sqlite"):
         from dataclasses import replace
 
-        from reader_app.db import migrate
+        from reader_app.core.db import migrate
 
         url = f"sqlite:///{settings.data_dir / 'readerstudy.db'}"
         migrate(url)

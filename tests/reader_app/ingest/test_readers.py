@@ -249,7 +249,7 @@ def test_16_bit_png_gets_its_full_range_not_hu_presets(tmp_path: Path) -> None:
     from reader_app.ingest.manifest import load_manifest
     from reader_app.ingest.prepare import Limits, prepare_case
     from reader_app.ingest.report import IngestionReport
-    from reader_app.study_config import StudyConfig
+    from reader_app.study.config import StudyConfig
     from tests.reader_app.ingest.helpers import case, write_manifest
 
     grey16 = np.array([[0, 1000], [2000, 4000]], dtype=np.uint16)

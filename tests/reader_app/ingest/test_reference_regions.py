@@ -29,14 +29,14 @@ from PIL import Image
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from reader_app.db import make_engine
-from reader_app.grounding import decode_mask
+from reader_app.core.db import make_engine
+from reader_app.core.settings import Settings
+from reader_app.grounding.store import decode_mask
 from reader_app.ingest.errors import ImportFailed, IngestError
 from reader_app.ingest.importer import import_manifest, validate
 from reader_app.ingest.manifest import Manifest, ManifestEntry, ManifestInvalid, load_manifest
 from reader_app.ingest.reference import StoredGrid, read_reference
 from reader_app.models import AnswerKey, Case
-from reader_app.settings import Settings
 from scoring.regions import Box, parse_region
 from tests.reader_app.ingest.helpers import case, phantom, write_manifest, write_nifti
 from tests.reader_app.ingest.test_import import assert_nothing_written, tiny_ct

@@ -18,7 +18,7 @@ from reader_app.ingest.render import (
     grey_to_uint8,
     resolve_windows,
 )
-from reader_app.window_presets import WINDOW_PRESETS
+from reader_app.study.window_presets import WINDOW_PRESETS
 
 
 def png_chunks(data: bytes) -> list[str]:

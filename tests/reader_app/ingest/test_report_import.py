@@ -11,12 +11,12 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from reader_app.db import make_engine
+from reader_app.core.db import make_engine
+from reader_app.core.settings import Settings
 from reader_app.ingest.errors import ImportFailed
 from reader_app.ingest.importer import import_manifest
 from reader_app.models import AnswerKey, Case, CaseReport, Study
-from reader_app.reports.cases import answer_mode, reference_reports, report_case_ids
-from reader_app.settings import Settings
+from reader_app.study.case_reports import answer_mode, reference_reports, report_case_ids
 from tests.reader_app.ingest.helpers import case, phantom, write_manifest, write_nifti
 
 FINDINGS = "Spiculated 22 mm nodule in the right upper lobe. No effusion."

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from reader_app.casebank import RenderedImage
 from reader_app.ingest.anonymize import DropCount
 from reader_app.ingest.nifti_reader import open_nifti
 from reader_app.ingest.series import read_series
 from reader_app.ingest.strips import build_strip, sample_indices, slice_label
 from reader_app.ingest.volume import Volume
+from reader_app.study.casebank import RenderedImage
 from tests.reader_app.ingest.helpers import phantom, write_nifti, write_series
 
 BIG = 10**9

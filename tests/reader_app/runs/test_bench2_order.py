@@ -17,15 +17,15 @@ from pathlib import Path
 import streamlit as st
 from sqlmodel import Session, col, select
 
-from reader_app.assets import load_asset
 from reader_app.cli import main
-from reader_app.db import make_engine
+from reader_app.core.db import make_engine
+from reader_app.core.settings import Settings
 from reader_app.exam.next_case import case_view
 from reader_app.ingest.demo import ensure_demo_study
 from reader_app.ingest.importer import import_manifest
 from reader_app.models import Case, ModelRun
-from reader_app.settings import Settings
-from reader_app.ui.components.strip_viewer import window_frames
+from reader_app.study.assets import load_asset
+from reader_app.ui.components.viewer_frames import window_frames
 from tests.reader_app.ingest.helpers import (
     case,
     disc_height,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reader_app.exam.next_case import ImageView
-from reader_app.grounding import parse_location_json
+from reader_app.grounding.store import parse_location_json
 from reader_app.runs.grounded import stored_location
 from scoring.io.location_output import ABSENT, NO_FOCAL_FINDING, ParsedLocation
 from scoring.regions import Box, Location, box_hit, mask_hit

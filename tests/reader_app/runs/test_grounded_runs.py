@@ -17,16 +17,17 @@ from sqlmodel import Session, col, select
 from reader_app.analysis.leaderboard import build_leaderboard
 from reader_app.analysis.leaderboard_view import leaderboard_html
 from reader_app.cli import main
-from reader_app.grounding import parse_location_json
+from reader_app.core.settings import Settings
+from reader_app.grounding.store import parse_location_json
 from reader_app.llm import ChatClient
+from reader_app.llm.prompts import load_prompt
 from reader_app.models import Case, CaseImage, ModelRun, Response, Study
 from reader_app.results import tidy_responses
 from reader_app.runs.autograde_hook import autograde_after_run
 from reader_app.runs.importers import import_run_file
-from reader_app.runs.prompt import GROUNDED_PROMPT, load_prompt
+from reader_app.runs.prompt import GROUNDED_PROMPT
 from reader_app.runs.record import RunConflict, RunSpec, text_only_name
 from reader_app.runs.runner import RunSummary, run_model
-from reader_app.settings import Settings
 from scoring import ScoringParams
 from scoring.regions import Location
 from tests.factories import make_study

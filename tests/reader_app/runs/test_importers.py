@@ -11,13 +11,13 @@ import pandas as pd
 import pytest
 from sqlmodel import Session, col, select
 
-from reader_app.casebank import RenderedImage, add_case, create_study
+from reader_app.core.settings import Settings
 from reader_app.grading.normalize import normalize_answer
 from reader_app.models import Case, ModelRun, Reader, Response, Study, Verdict
 from reader_app.results import tidy_responses
 from reader_app.runs.import_writer import RunImportError
 from reader_app.runs.importers import detect_format, import_run_file
-from reader_app.settings import Settings
+from reader_app.study.casebank import RenderedImage, add_case, create_study
 from scoring.frame import validate_frame
 from scoring.io.radle import read_radle_csv
 from tests.factories import make_study, png_bytes

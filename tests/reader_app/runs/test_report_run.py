@@ -9,9 +9,9 @@ import pytest
 from sqlmodel import Session, select
 
 from reader_app.cli import main
+from reader_app.core.settings import Settings
 from reader_app.models import Case, CaseReport, ModelRun, Response
 from reader_app.runs.image_groups import group_images
-from reader_app.settings import Settings
 from tests.factories import make_study
 from tests.support.openai_stub import ChatRequest, OpenAIStub, Reply, openai_stub
 

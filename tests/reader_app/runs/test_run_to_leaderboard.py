@@ -5,17 +5,17 @@ from __future__ import annotations
 import pytest
 from sqlmodel import Session, select
 
+from reader_app.core.settings import Settings
 from reader_app.exam.next_case import next_case
 from reader_app.exam.order import ensure_order
 from reader_app.exam.submit import submit_answer, validate_answer
 from reader_app.llm import ChatClient
+from reader_app.llm.prompts import load_prompt
 from reader_app.models import Case, CaseImage, Verdict, utcnow
 from reader_app.results import tidy_responses
 from reader_app.runs.autograde_hook import autograde_after_run
-from reader_app.runs.prompt import load_prompt
 from reader_app.runs.record import RunSpec
 from reader_app.runs.runner import run_model
-from reader_app.settings import Settings
 from scoring.score import score_responses
 from tests.factories import make_reader, make_study
 from tests.support.openai_stub import OpenAIStub, Reply

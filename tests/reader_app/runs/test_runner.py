@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 from sqlmodel import Session, col, select
 
+from reader_app.core.settings import Settings
 from reader_app.llm import ChatClient
+from reader_app.llm.prompts import load_prompt
 from reader_app.models import (
     Case,
     CaseImage,
@@ -19,7 +21,6 @@ from reader_app.models import (
     Study,
 )
 from reader_app.runs import lease
-from reader_app.runs.prompt import load_prompt
 from reader_app.runs.record import RunConflict, RunSpec
 from reader_app.runs.runner import (
     RunAborted,
@@ -29,7 +30,6 @@ from reader_app.runs.runner import (
     case_jobs,
     run_model,
 )
-from reader_app.settings import Settings
 from tests.factories import make_study
 from tests.support.openai_stub import ChatRequest, OpenAIStub, Reply
 

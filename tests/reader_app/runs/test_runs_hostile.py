@@ -16,15 +16,15 @@ import pytest
 import streamlit as st
 from sqlmodel import Session, col, func, select
 
-from reader_app.assets import AssetIntegrityError, asset_path, load_asset
+from reader_app.core.settings import Settings
+from reader_app.core.text_rules.answers import recover_raw
 from reader_app.llm import ChatClient
+from reader_app.llm.prompts import load_prompt
 from reader_app.models import Case, CaseImage, ModelRun, Response, ResponseRevision, Study
 from reader_app.runs.importers import import_run_file
-from reader_app.runs.prompt import load_prompt
 from reader_app.runs.record import RunSpec
 from reader_app.runs.runner import RunSummary, run_model
-from reader_app.settings import Settings
-from reader_app.text_policy import recover_raw
+from reader_app.study.assets import AssetIntegrityError, asset_path, load_asset
 from reader_app.ui.context import asset_bytes
 from tests.factories import make_study
 from tests.support.openai_stub import OpenAIStub, Reply

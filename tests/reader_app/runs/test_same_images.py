@@ -8,16 +8,16 @@ import pytest
 import streamlit as st
 from sqlmodel import Session, col, select
 
-from reader_app.casebank import RenderedImage, add_case
+from reader_app.core.settings import Settings
 from reader_app.exam.next_case import CaseView, next_case
 from reader_app.exam.order import ensure_order
 from reader_app.exam.submit import submit_answer, validate_answer
 from reader_app.llm import ChatClient
+from reader_app.llm.prompts import load_prompt
 from reader_app.models import Case, ModelRun, Response, Study, utcnow
-from reader_app.runs.prompt import load_prompt
 from reader_app.runs.record import RunSpec
 from reader_app.runs.runner import run_model
-from reader_app.settings import Settings
+from reader_app.study.casebank import RenderedImage, add_case
 from reader_app.ui.context import asset_bytes
 from tests.factories import make_reader, make_study, png_bytes
 from tests.support.openai_stub import OpenAIStub

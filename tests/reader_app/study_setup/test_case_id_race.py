@@ -17,10 +17,10 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
-from reader_app.db import make_engine
+from reader_app.core.db import make_engine
+from reader_app.core.settings import Settings
 from reader_app.ingest.importer import duplicate_case_id
 from reader_app.models import Case, Study
-from reader_app.settings import Settings
 from tests.factories import make_study
 
 

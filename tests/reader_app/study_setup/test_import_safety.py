@@ -22,11 +22,11 @@ from sqlmodel import Session, SQLModel
 from sqlmodel import select as sm_select
 
 from reader_app.analysis.exports import audit_frame
-from reader_app.casebank import get_study
+from reader_app.core.settings import Settings, load_settings
 from reader_app.ingest.errors import FIRST_PROBLEMS
 from reader_app.ingest.report import problems_csv
 from reader_app.models import Case, ImportJob, Reader, Study
-from reader_app.settings import Settings, load_settings
+from reader_app.study.casebank import get_study
 from reader_app.study_setup import jobs
 from reader_app.study_setup.jobs import NEW
 from reader_app.study_setup.service import (

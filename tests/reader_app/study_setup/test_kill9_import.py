@@ -20,8 +20,8 @@ from pathlib import Path
 
 from sqlmodel import Session, select
 
+from reader_app.core.settings import PROJECT_ROOT, Settings
 from reader_app.models import ImportJob
-from reader_app.settings import PROJECT_ROOT, Settings
 from reader_app.study_setup import jobs
 from tests.factories import make_reader, make_study
 from tests.support.study_zips import long_zip
@@ -30,9 +30,9 @@ CHILD = """
 import sys
 from pathlib import Path
 from sqlmodel import Session, select
-from reader_app.db import make_engine
+from reader_app.core.db import make_engine
 from reader_app.models import Reader
-from reader_app.settings import load_settings
+from reader_app.core.settings import load_settings
 from reader_app.study_setup import jobs
 from reader_app.study_setup.jobs import NEW
 from reader_app.study_setup.service import begin_import, check, receive_zip

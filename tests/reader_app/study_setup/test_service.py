@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, col, select
 
-from reader_app.auth import AuthError
-from reader_app.casebank import get_study
+from reader_app.core.auth import AuthError
+from reader_app.core.settings import Settings, load_settings
 from reader_app.models import AnswerKey, AuditEvent, Case, ImportJob, Reader, Study
-from reader_app.settings import Settings, load_settings
+from reader_app.study.casebank import get_study
 from reader_app.study_setup import jobs
 from reader_app.study_setup.jobs import ADD, NEW
 from reader_app.study_setup.service import (

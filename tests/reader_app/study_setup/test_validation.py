@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from reader_app.core.settings import Settings
 from reader_app.ingest.errors import ImportFailed
 from reader_app.ingest.report import Problem
 from reader_app.ingest.staging import ImportProgress
-from reader_app.settings import Settings
 from reader_app.study_setup.validation import CLEAR, EXCLUDE, run_import, scan
 from tests.reader_app.ingest.helpers import case, copy_sample, write_manifest
 from tests.reader_app.ingest.test_import import tiny_ct

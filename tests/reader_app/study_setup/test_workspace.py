@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reader_app.settings import Settings, load_settings
+from reader_app.core.settings import Settings, load_settings
 from reader_app.study_setup.workspace import (
     STALE_AFTER_S,
     SourceRefused,

@@ -22,8 +22,8 @@ import pytest
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, SQLModel, col, select
 
+from reader_app.core.settings import PROJECT_ROOT, Settings
 from reader_app.models import AuditEvent
-from reader_app.settings import PROJECT_ROOT, Settings
 from reader_app.study_setup.service import SetupError, receive_zip
 from reader_app.study_setup.workspace import file_sha256
 from reader_app.study_setup.zip_directory import UnsafeZip

@@ -11,8 +11,8 @@ import streamlit as st
 from sqlalchemy import event
 from streamlit.testing.v1 import AppTest
 
-from reader_app.db import get_engine
-from reader_app.settings import Settings
+from reader_app.core.db import get_engine
+from reader_app.core.settings import Settings
 
 MAIN = str(Path(__file__).resolve().parents[3] / "reader_app" / "main.py")
 

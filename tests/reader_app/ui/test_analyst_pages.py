@@ -10,7 +10,7 @@ import pytest
 from sqlmodel import Session
 from streamlit.testing.v1 import AppTest
 
-from reader_app.settings import Settings
+from reader_app.core.settings import Settings
 from reader_app.ui.context import SignedIn
 from tests.factories import make_reader, make_study
 from tests.reader_app.analysis.scenario import (

@@ -8,8 +8,8 @@ from collections.abc import Callable
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from reader_app.logs import _CurrentStderr
-from reader_app.settings import Settings
+from reader_app.core.logs import _CurrentStderr
+from reader_app.core.settings import Settings
 
 
 def test_the_app_logs_a_refused_link_at_the_configured_level(

@@ -8,9 +8,9 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from reader_app.assets import store_asset
+from reader_app.core.settings import Settings, load_settings
 from reader_app.exam.next_case import CaseView, ImageView
-from reader_app.settings import Settings, load_settings
+from reader_app.study.assets import store_asset
 from tests.factories import phantom_png
 from tests.reader_app.ui.helpers import images, panel_data, panel_submit, viewer_data
 

@@ -9,9 +9,9 @@ import pytest
 from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
 
-from reader_app.auth import hash_token
+from reader_app.core.auth import hash_token
+from reader_app.core.settings import Settings
 from reader_app.models import Reader, Study
-from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
 from tests.reader_app.analysis.scenario import plan_for, simulate_reader
 from tests.reader_app.ui.helpers import texts

@@ -19,12 +19,12 @@ from sqlalchemy import event
 from sqlmodel import Session
 from streamlit.testing.v1 import AppTest
 
-from reader_app.db import get_engine
+from reader_app.core.db import get_engine
+from reader_app.core.settings import Settings
 from reader_app.exam.next_case import next_case
 from reader_app.exam.order import ensure_order
 from reader_app.exam.submit import submit_answer, validate_answer
 from reader_app.models import utcnow
-from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
 from tests.reader_app.ui.helpers import answer, progress_text
 

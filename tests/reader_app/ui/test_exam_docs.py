@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import fields
 from pathlib import Path
 
-from reader_app.exam.config import ExamConfig
+from reader_app.study.config import StudyConfig
 from reader_app.ui.components.case_panel import SUBMIT_SHORTCUT
 
 DOC = (Path(__file__).resolve().parents[3] / "docs" / "exam.md").read_text()
@@ -16,7 +16,7 @@ def test_shortcuts_are_documented() -> None:
 
 
 def test_every_study_setting_the_exam_reads_is_documented() -> None:
-    for field in fields(ExamConfig):
+    for field in fields(StudyConfig):
         if field.name != "title":
             assert f"| `{field.name}` |" in DOC, field.name
 

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from sqlmodel import Session, func, select
 from streamlit.testing.v1 import AppTest
 
-from reader_app.auth import invite_reader, revoke_invite
+from reader_app.core.auth import invite_reader, revoke_invite
+from reader_app.core.settings import Settings
 from reader_app.exam.revisions import answer_history
 from reader_app.models import ResponseRevision
-from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
 from tests.reader_app.ui.helpers import (
     answer,

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
 
+from reader_app.core.settings import Settings
 from reader_app.models import Case
-from reader_app.settings import Settings
 from tests.factories import make_reader, make_study
 from tests.reader_app.ui.helpers import answer, answer_idk, texts
 from tests.support.grounding_truth import (
