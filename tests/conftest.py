@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,6 +78,20 @@ def fresh_sqlite_url(template: Path, tmp_path: Path) -> str:
     path = tmp_path / "readerstudy.db"
     shutil.copyfile(template, path)
     return f"sqlite:///{path}"
+
+
+def clone_sqlite(source: Path, dest: Path) -> str:
+    """A consistent copy of a SQLite database (WAL included, through SQLite's backup API).
+
+    For a study built once per session into a database of its own (a slow build,
+    say 200 rendered cases), then handed to each test as a private copy.
+    """
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(source) as src, sqlite3.connect(dest) as dst:
+        src.backup(dst)
+    src.close()
+    dst.close()
+    return f"sqlite:///{dest}"
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -2,7 +2,8 @@
 
 The study is the synthetic one of ``readerstudy demo --scale radle`` (200 cases,
 12 readers in three groups, 16 model runs, graded: 5,600 answers), built through
-the real RadLE importer into this test's SQLite database. Each test keeps
+the real RadLE importer once per module into a database of its own; each test
+gets a private copy of that database and of its images. Each test keeps
 screenshots in test-artifacts/ (also at 1024 x 768) and checks against numbers
 derived from the database here, not from the page's own code:
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import io
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +34,7 @@ from reader_app.analysis.leaderboard import build_leaderboard
 from reader_app.charts.contrast import rgb
 from reader_app.charts.theme import DARK_BACKGROUND
 from reader_app.core.auth import invite_reader
+from reader_app.core.db import make_engine
 from reader_app.core.settings import Settings
 from reader_app.runs.synthetic import (
     RADLE_SCALE,
@@ -39,12 +42,15 @@ from reader_app.runs.synthetic import (
     model_names,
     reader_codes,
 )
+from reader_app.study.assets import CLAIMS
 from reader_app.study.casebank import get_study
 from scoring import ScoringParams
+from tests.conftest import clone_sqlite, fresh_sqlite_url
 from tests.e2e.conftest import ServedApp, artifact
 from tests.e2e.contrast import low_contrast_texts
 
-pytestmark = pytest.mark.browser
+# one worker runs the module, so the study is built once
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("analyst_scale_browser")]
 
 WIDE = {"width": 1440, "height": 900}
 SMALL = {"width": 1024, "height": 768}
@@ -53,15 +59,34 @@ COHORTS = ["Cohort: closed/general"]
 SLOW = 120_000
 
 
-@pytest.fixture
-def db_url(sqlite_url: str) -> str:
-    return sqlite_url
+@pytest.fixture(scope="module")
+def radle_built(
+    sqlite_template: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, Path]:
+    """The study built once (about 20 s: 200 rendered cases, 5,600 answers): (db, assets)."""
+    root = tmp_path_factory.mktemp("radle_scale")
+    engine = make_engine(fresh_sqlite_url(sqlite_template, root))
+    with Session(engine, expire_on_commit=False) as s:
+        build_radle_scale_study(s, root / "assets")
+    engine.dispose()
+    return root / "readerstudy.db", root / "assets"
 
 
 @pytest.fixture
-def analyst(session: Session, settings: Settings) -> str:
-    slug = build_radle_scale_study(session, settings.asset_dir)
-    study = get_study(session=session, slug=slug)
+def db_url(radle_built: tuple[Path, Path], tmp_path: Path) -> str:
+    """This test's own copy of the built study's database (SQLite)."""
+    return clone_sqlite(radle_built[0], tmp_path / "readerstudy.db")
+
+
+@pytest.fixture
+def analyst(session: Session, settings: Settings, radle_built: tuple[Path, Path]) -> str:
+    shutil.copytree(
+        radle_built[1],
+        settings.asset_dir,
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns(CLAIMS),
+    )
+    study = get_study(session=session, slug="radle-scale")
     assert study is not None
     token = invite_reader(session=session, study=study, code="AN1", role="analyst").token
     session.commit()

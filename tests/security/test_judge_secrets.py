@@ -22,7 +22,6 @@ from reader_app.core.settings import Settings
 from reader_app.grading.config import GradingConfigError
 from reader_app.grading.rubric_judge import run_rubric_judges
 from reader_app.grading.run_judges import run_judges
-from reader_app.ingest.demo import build_demo_folder
 from reader_app.models import Reader
 from reader_app.study.casebank import get_study
 from reader_app.study_setup.jobs import NEW
@@ -31,7 +30,7 @@ from tests.factories import make_reader, make_study
 from tests.reader_app.grading.helpers import answer, case_by_source, make_key_study, reader
 from tests.reader_app.grading.judge_server import JudgeServer, Say
 from tests.support.server_judges import define_judges
-from tests.support.study_zips import zip_folder
+from tests.support.study_zips import demo_folder, zip_folder
 
 SECRETS = {
     "STREAMLIT_SERVER_COOKIE_SECRET": "cookie-secret-of-the-server",
@@ -68,7 +67,7 @@ def test_a_study_zip_naming_judge_endpoints_or_variables_is_refused(
     coordinator = make_reader(session, home, code="C01", role="coordinator").reader
     session.commit()
     folder = tmp_path / "src"
-    build_demo_folder(folder)
+    demo_folder(folder)
     toml = _hostile_toml(server.base_url)
     if field == "api_key_env":  # the variable alone, with a name the server may define
         toml = '\n[[grading.judges]]\nname = "judge-a"\napi_key_env = "READERSTUDY_DATABASE_URL"\n'
