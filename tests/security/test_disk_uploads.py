@@ -9,7 +9,6 @@ reader_app/ui/disk_uploads.py relies on, which fail loudly here when they move.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import inspect
 import os
@@ -28,6 +27,7 @@ from streamlit.web.server.app_discovery import discover_asgi_app
 from reader_app.core.upload_spool import UPLOAD_IDS, SpoolPut, UploadSpool, sweep_leftovers
 from reader_app.ui.disk_uploads import DiskUploadedFileManager, xsrf_ok
 from tests.e2e.conftest import ROOT
+from tests.support.asgi_call import run_call
 
 # sha256 of Streamlit 1.67's App._create_runtime: disk_uploads.with_disk_uploads copies it
 CREATE_RUNTIME_SHA256 = "ac8a2ef86868678d64b898a857e4a7569dff90da0fec40ae896c2c01472e9cc2"
@@ -66,7 +66,7 @@ def _put(
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    asyncio.run(SpoolPut(spool, lambda _scope: ok)(scope, receive, send))
+    run_call(SpoolPut(spool, lambda _scope: ok)(scope, receive, send))
     return sent[0]["status"], file_id
 
 

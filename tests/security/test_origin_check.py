@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 
 from reader_app.core.origin_check import SameOrigin
+from tests.support.asgi_call import run_call
 
 
 def _answer(scope_type: str, origin: str | None, host: str, method: str = "PUT") -> Any:
@@ -27,9 +26,7 @@ def _answer(scope_type: str, origin: str | None, host: str, method: str = "PUT")
     headers = [(b"host", host.encode())] + ([(b"origin", origin.encode())] if origin else [])
     scope = {"type": scope_type, "method": method, "path": "/_stcore/stream", "headers": headers}
     gate = SameOrigin(app, allowed=["https://readers.example.org"])
-    # a thread of its own: Playwright's sync API may hold this worker's event loop
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pool.submit(asyncio.run, gate(scope, receive, send)).result()
+    run_call(gate(scope, receive, send))
     return sent[0]
 
 
