@@ -150,6 +150,11 @@ def test_the_checks_catch_unsafe_rendering(
     """Negative control: plain st.write / unsafe_allow_html of the same answers is caught."""
     app, _ = stand_in
     foreign = _open(page, f"{app.url}/?control=1")
+    # the unsafe markdown may still be drawing when "end-of-page" shows (a loaded machine):
+    # wait for the injected image itself, then count
+    page.locator("[class*='st-key-unsafe-'] img[src='x']").first.wait_for(
+        state="attached", timeout=15_000
+    )
     injected = _injected(page, "[class*='st-key-unsafe-']")
     assert injected.get("img[src='x']") and injected.get("a[href*='example.invalid']")
     assert injected.get("strong") and injected.get("iframe")
