@@ -13,6 +13,10 @@ Streamlit's own routes, outermost first:
   (reader_app/core/upload_spool.py, behind Streamlit's uploaded-file manager:
   reader_app/ui/disk_uploads.py).
 
+One route of ours beside Streamlit's: reader_app/ui/exam_door.py, where the exam
+panel posts its answer and its last draft, for the session that drew it, from its
+browser.
+
 Importing this module also runs the settings check (``load_settings``: the
 cookie secrets included, and ``server.cookieSecret`` wherever Streamlit read it:
 reader_app/ui/server_secret.py), so a bad configuration stops the server at start.
@@ -22,7 +26,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import streamlit as st
 from starlette.middleware import Middleware
@@ -36,6 +39,8 @@ from reader_app.core.settings import SettingsError, load_settings
 from reader_app.core.upload_gate import UploadGate, UploadSession
 from reader_app.core.upload_spool import UPLOADS, SpoolPut, UploadSpool
 from reader_app.ui.disk_uploads import reaper, with_disk_uploads, xsrf_ok
+from reader_app.ui.exam_door import exam_routes
+from reader_app.ui.live_sessions import live_session, state_value
 from reader_app.ui.navigation import ALL_PAGES
 from reader_app.ui.server_secret import check_server_cookie_secret
 from reader_app.ui.upload_pages import upload_pages
@@ -45,26 +50,12 @@ MAIN = Path(__file__).resolve().parent / "main.py"
 PAGE_BY_HASH = {calc_hash(spec.url_path): spec.url_path for spec in ALL_PAGES}
 
 
-def _session(session_id: str) -> Any:
-    """The live AppSession of this id, or None (Streamlit keeps no public accessor)."""
-    from streamlit.runtime import Runtime
-
-    if not Runtime.exists():
-        return None
-    manager = getattr(Runtime.instance(), "_session_mgr", None)
-    info = manager.get_active_session_info(session_id) if manager is not None else None
-    return info.session if info is not None else None
-
-
 def upload_session(session_id: str) -> UploadSession | None:
-    session = _session(session_id)
+    session = live_session(session_id)
     if session is None:
         return None
     user_info = getattr(session, "_user_info", None) or {}
-    try:
-        signed_in = session.session_state["_signed_in"]  # reader_app.ui.context.SignedIn
-    except Exception:  # absent (KeyError), or the state mid-change: not signed in
-        signed_in = None
+    signed_in = state_value(session, "_signed_in")  # reader_app.ui.context.SignedIn
     return UploadSession(
         browser=user_info.get(USER_KEY),
         role=getattr(signed_in, "role", None),
@@ -91,6 +82,7 @@ spool = UploadSpool(settings.data_dir / UPLOADS)  # sweeps what dead servers lef
 app = st.App(
     MAIN,
     lifespan=reaper(spool),  # removes the files of sessions that expired
+    routes=exam_routes(settings),  # the exam panel's answer and last draft
     middleware=[
         Middleware(SecurityHeaders),
         Middleware(SameOrigin, allowed=[settings.base_url]),

@@ -120,6 +120,14 @@ def still_valid(reader: Reader, token_hash: str | None) -> bool:
     return token_hash is None or hmac.compare_digest(reader.token_hash or "", token_hash)
 
 
+def signed_in_reader(session: Session, reader_id: int, token_hash: str | None) -> Reader | None:
+    """The signed-in reader, read again for an action, or None when access has ended."""
+    reader = session.get(Reader, reader_id)
+    if reader is None or not still_valid(reader, token_hash):
+        return None
+    return reader
+
+
 def normalize_email(email: str | None) -> str:
     return (email or "").strip().lower()
 

@@ -21,6 +21,7 @@ stored case back (not even one saved by a second tab in the instant of the store
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -127,22 +128,36 @@ def _fill(row: ExamDraft, values: DraftValues) -> None:
 
 def load_draft(*, session: Session, reader_id: int, case_public_id: str) -> DraftValues | None:
     """The reader's draft of this case, or None (none kept, or the case is answered)."""
+    return load_drafts(session=session, reader_id=reader_id, case_public_ids=[case_public_id]).get(
+        case_public_id
+    )
+
+
+def load_drafts(
+    *, session: Session, reader_id: int, case_public_ids: Sequence[str]
+) -> dict[str, DraftValues]:
+    """The reader's drafts of these cases (the one on screen and the one after it), in one
+    read; a case without a draft, or answered, is not in the result."""
+    if not case_public_ids:
+        return {}
     answered = (
         select(Response.id)
         .where(Response.reader_id == reader_id, Response.case_id == ExamDraft.case_id)
         .exists()
     )
-    row = session.exec(
-        select(ExamDraft)
+    rows = session.exec(
+        select(ExamDraft, Case.public_id)
         .join(Case, col(Case.id) == ExamDraft.case_id)
         .where(
             ExamDraft.reader_id == reader_id,
-            Case.public_id == case_public_id,
+            col(Case.public_id).in_(list(case_public_ids)),
             ~answered,
         )
-    ).first()
-    if row is None:
-        return None
+    ).all()
+    return {public_id: _values(public_id, row) for row, public_id in rows}
+
+
+def _values(case_public_id: str, row: ExamDraft) -> DraftValues:
     return DraftValues(
         case_token=case_public_id,
         diagnosis=row.diagnosis,

@@ -8,6 +8,7 @@ last refusal. A refused sign-in or a sign-out drops it with the rest of the sess
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,6 +17,14 @@ from reader_app.exam.next_case import CaseView
 from reader_app.exam.order import OrderSummary
 from reader_app.exam.revisions import StoredAnswer
 from reader_app.study.config import StudyConfig
+
+
+@dataclass(frozen=True)
+class NextUp:
+    """The case after the one on screen, as its panel holds it (decoded, ready)."""
+
+    case: CaseView
+    window: str  # the window it opens on
 
 
 @dataclass
@@ -37,6 +46,9 @@ class ExamState:
     form_error: str | None = None  # the panel's last refusal, above Submit
     form_error_field: str | None = None
     attempt: int = 0  # submits handled: a refusal repeated word for word still reaches the panel
+    following: NextUp | None = None  # the case the panel shows once the answer is stored
+    # the exam door (ui/exam_door.py) commits from a server thread, the page from its own
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     def start_case(self, case: CaseView, now: datetime, opening_window: str) -> None:
         """A case drawn for the first time in this session: fresh clocks and form."""

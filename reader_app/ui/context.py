@@ -21,6 +21,7 @@ from reader_app.core.auth import (
     authenticate,
     hash_token,
     readers_for_email,
+    signed_in_reader,
     still_valid,
 )
 from reader_app.core.db import get_engine
@@ -217,10 +218,7 @@ def load_reader(session: Session, user: SignedIn) -> tuple[Reader, Study]:
 
 def reader_for_callback(session: Session, user: SignedIn) -> Reader | None:
     """Like load_reader, for button callbacks: None (not st.stop) when access has ended."""
-    reader = session.get(Reader, user.reader_id)
-    if reader is None or not still_valid(reader, user.token_hash):
-        return None
-    return reader
+    return signed_in_reader(session, user.reader_id, user.token_hash)
 
 
 @dataclass(frozen=True)

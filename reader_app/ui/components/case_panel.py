@@ -117,66 +117,101 @@ def draft_data(draft: DraftValues | None) -> dict[str, Any] | None:
     }
 
 
+@dataclass(frozen=True)
+class PanelCase:
+    """One case as the panel draws it: the case, its form and what goes around it."""
+
+    case: CaseView
+    form: PanelForm
+    marker: Location | None = None
+    history: str | None = None
+    note: str | None = None
+    draft: DraftValues | None = None
+
+
+@dataclass(frozen=True)
+class ExamDoor:
+    """Where the panel posts its answer and its last draft (``ui/exam_door.py``)."""
+
+    url: str  # the door's base path: ``<url>/answer``, ``<url>/draft``
+    session: str  # this browser session's id (the door finds its exam state by it)
+
+
+def _case_data(
+    shown: PanelCase, *, theme: str, grounding: bool, notice: str | None = None
+) -> dict[str, Any] | None:
+    """The panel's data for one case; None when the case has no images."""
+    viewer = viewer_data(shown.case, theme=theme, grounding=grounding, marker=shown.marker)
+    if viewer is None:
+        return None
+    form = shown.form
+    labels = list(form.likert_labels or DEFAULT_LIKERT)
+    return {
+        "case": shown.case.public_id,
+        "form_key": form.form_key,
+        "theme": viewer["theme"],
+        "viewer": viewer,
+        "history": shown.history or "",
+        "note": shown.note or "",
+        "notice": notice or "",
+        "draft": draft_data(shown.draft),
+        "form": {
+            "mode": form.mode,
+            "submit_label": form.submit_label,
+            "likert_labels": labels,
+            "grounding_required": form.grounding_required,
+            "max_chars": MAX_REPORT_CHARS if form.mode == "report" else MAX_DIAGNOSIS_CHARS,
+            "values": dict(form.values) if form.values else None,
+            "error": None
+            if form.error is None
+            else {"message": form.error, "field": form.error_field},
+            "attempt": form.attempt,
+        },
+    }
+
+
 def case_panel(
-    case: CaseView,
-    form: PanelForm,
+    shown: PanelCase,
     on_submit: Callable[[], None],
     *,
     theme: str = "dark",
     grounding: bool = False,
-    marker: Location | None = None,
-    history: str | None = None,
-    note: str | None = None,
     notice: str | None = None,
-    following: CaseView | None = None,
-    draft: DraftValues | None = None,
+    following: PanelCase | None = None,
+    door: ExamDoor | None = None,
     on_draft: Callable[[], None] | None = None,
+    on_advanced: Callable[[], None] | None = None,
 ) -> None:
-    """The case panel for ``case``; ``on_submit`` runs as the submit's callback (read the
-    value with :func:`submitted_value`). ``following``: the next case, whose first
-    images the panel fetches and decodes once this case's image is in. ``notice``:
-    what the last submit did ("Saved your answer to case 3."), said in the panel's
-    status line (a toast of ours, never over Pause or Submit). ``draft``: the
-    server's draft of the case; ``on_draft`` runs when the panel reports a new one
-    (read it with :func:`drafted_value`)."""
+    """The case panel for ``shown``; ``on_submit`` runs as the submit's callback when the
+    answer comes through Streamlit (read the value with :func:`submitted_value`).
+    ``following``: the next case, whose first images the panel fetches and decodes once
+    this case's image is in, and which it shows as soon as the exam ``door`` (when given)
+    acknowledges the answer's commit; ``on_advanced`` then runs in the page run the
+    panel asks for. ``notice``: what the last submit did ("Saved your answer to case
+    3."), said in the panel's status line (a toast of ours, never over Pause or Submit).
+    ``shown.draft``: the server's draft of the case; ``on_draft`` runs when the panel
+    reports a new one (read it with :func:`drafted_value`)."""
     page_css(theme)
-    viewer = viewer_data(case, theme=theme, grounding=grounding, marker=marker)
-    if viewer is None:
+    data = _case_data(shown, theme=theme, grounding=grounding, notice=notice)
+    if data is None:
         st.warning("This case has no images.")
         return
-    labels = list(form.likert_labels or DEFAULT_LIKERT)
-    prefetch = (
-        [image_url(img.sha256) for img in first_images(following)] if following is not None else []
-    )
+    ahead = None if following is None else _case_data(following, theme=theme, grounding=grounding)
     _panel(
         key=PANEL_KEY,
         data={
-            "case": case.public_id,
-            "form_key": form.form_key,
-            "theme": viewer["theme"],
-            "viewer": viewer,
-            "history": history or "",
-            "note": note or "",
-            "notice": notice or "",
-            "prefetch": prefetch,
-            "draft": draft_data(draft),
-            "form": {
-                "mode": form.mode,
-                "submit_label": form.submit_label,
-                "likert_labels": labels,
-                "grounding_required": form.grounding_required,
-                "max_chars": MAX_REPORT_CHARS if form.mode == "report" else MAX_DIAGNOSIS_CHARS,
-                "values": dict(form.values) if form.values else None,
-                "error": None
-                if form.error is None
-                else {"message": form.error, "field": form.error_field},
-                "attempt": form.attempt,
-            },
+            **data,
+            "prefetch": []
+            if following is None
+            else [image_url(img.sha256) for img in first_images(following.case)],
+            "following": ahead if door is not None else None,
+            "door": None if door is None else {"url": door.url, "session": door.session},
         },
         on_submit_change=on_submit,
         on_draft_change=on_draft or _ignore,
+        on_advanced_change=on_advanced or _ignore,
     )
 
 
 def _ignore() -> None:
-    """A draft reported where none is kept (no ``on_draft``): nothing to do."""
+    """A value reported where nothing is done with it (no ``on_draft``): nothing to do."""

@@ -2,28 +2,31 @@
 
 Screens, in order of precedence: study closed or locked; paused; practice
 feedback; reviewing an earlier answer (only if the study allows revisions);
-finished; the current case. Every answer is committed in the form's submit
-callback, before the run that draws the next case; the page then always moves
-on and says the answer was saved.
+finished; the current case.
 
 The case is one element, the case panel (components/case_panel.py): viewer,
 marker and answer form. Its submit sends one value built from what is on
 screen, whatever the gesture; that value carries the case it was drawn for, so
 a submit for a case already stored (a double click, a stale tab) is reported,
-never stored on the next case. The value goes through one check in
-``reader_app.exam.submission`` and one store call. When the database does not
-answer, the page keeps the case and the typed answer on screen with a message;
-Submit can simply be pressed again.
+never stored on the next case. It goes through ``reader_app.exam.commit`` (one
+check, one store, the session moved on), by one of two doors: the exam door
+(ui/exam_door.py), the panel's own POST, after whose acknowledged commit the
+panel shows the following case it already holds and asks for a page run that
+draws the header and the case after it; or, where the door cannot be reached,
+the panel's submit trigger and ``_submit``. When the database does not answer,
+the panel keeps the case and the typed answer on screen with a message; Submit
+can simply be pressed again.
 
 Drafts (``reader_app.exam.drafts``): the panel reports its draft as it changes and
-``_keep_draft`` keeps it for the signed-in reader; the case's draft goes back into
-the panel when it is drawn, so a reload, another workstation or a server restart
-finds it. The answer's store deletes it.
+``_keep_draft`` keeps it for the signed-in reader (as the panel leaves the page,
+through the exam door); the case's draft goes back into the panel when it is
+drawn, so a reload, another workstation or a server restart finds it. The answer's
+store deletes it.
 
 Speed (docs/performance.md): the slot after the one just answered is the next
-case's lookup hint (``_from_slot``), so drawing case 200 reads what drawing case
-2 reads; the panel fetches and decodes the following case's first images once
-the current one is in.
+case's lookup hint (``exam.from_slot``), so drawing case 200 reads what drawing
+case 2 reads; the panel fetches and decodes the following case's first images
+once the current one is in.
 """
 
 from __future__ import annotations
@@ -35,33 +38,33 @@ from typing import TypeVar
 import streamlit as st
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from reader_app.core.auth import AuthError
-from reader_app.exam.drafts import DraftRefused, DraftValues, load_draft, save_draft
+from reader_app.exam.commit import (
+    ACCESS_ENDED,
+    ALREADY_SAVED,
+    DB_DOWN,
+    commit_answer,
+    keep_draft,
+)
+from reader_app.exam.drafts import DraftValues, load_drafts
 from reader_app.exam.next_case import CaseView, case_at_slot, upcoming
 from reader_app.exam.order import OrderSummary, ensure_order, order_summary
 from reader_app.exam.practice import practice_feedback
 from reader_app.exam.progress import progress_at
-from reader_app.exam.report_submit import ReportAnswer, submit_report
+from reader_app.exam.report_submit import ReportAnswer
 from reader_app.exam.revisions import StoredAnswer, revise_answer, stored_answer
-from reader_app.exam.submission import (
-    CheckedSubmission,
-    Submission,
-    check_submission,
-    read_draft,
-    read_submission,
-)
-from reader_app.exam.submit import (
-    AnswerError,
-    SubmitResult,
-    study_closed_message,
-    submit_answer,
-)
-from reader_app.exam.timing import active_ms, mark_shown
+from reader_app.exam.state import NextUp
+from reader_app.exam.submission import CheckedSubmission, check_submission, read_submission
+from reader_app.exam.submit import AnswerError, study_closed_message
+from reader_app.exam.timing import mark_shown
 from reader_app.grounding.store import parse_location_json
 from reader_app.models import Reader, utcnow
 from reader_app.study.config import StudyConfig, study_settings
 from reader_app.ui.components.case_panel import (
+    ExamDoor,
+    PanelCase,
     PanelForm,
     case_panel,
     drafted_value,
@@ -82,14 +85,10 @@ from reader_app.ui.context import (
     reader_for_callback,
     sign_out,
 )
+from reader_app.ui.exam_door import door_url
 
 CASE_COLUMNS = [7, 3]  # practice feedback: the image beside the reference answer
 T = TypeVar("T")
-
-DB_DOWN = (
-    "The study's database is not answering right now, so your answer is not saved yet. "
-    "It is still here: press Submit again in a moment. It will be stored once."
-)
 
 user = current_user()
 exam = exam_state()  # the exam's one typed session object (reader_app.exam.state)
@@ -125,120 +124,34 @@ def form_error(message: str | None, field: str | None = None) -> None:
     exam.refuse(message, field)
 
 
-def _meta() -> dict[str, object]:
-    return {
-        "paused_s": round(exam.paused_s, 1),
-        "windows": sorted(w for w in exam.windows_seen if w),
-        "enlarged": False,  # kept for older answers: full screen is in the viewer record
-    }
-
-
-def _case_label(case: CaseView) -> str:
-    return f"practice case {case.number}" if case.practice else f"case {case.number - _practice()}"
-
-
-def _checked(sub: Submission, case: CaseView | None) -> CaseView | None:
-    """The case this submit is for, or None (and a message) when it is not the current one."""
-    if case is None or sub.case_token != case.public_id:
-        # the panel was drawn for a case whose answer is already stored (double click,
-        # a stale tab): say so, and leave the current case's form as it is
-        exam.notice = "That answer was already saved; your second submit changed nothing."
-        form_error(None)
-        return None
-    return case
-
-
-def _store(
-    session: Session, reader: Reader, case: CaseView, checked: CheckedSubmission
-) -> SubmitResult:
-    """Commit the answer with what the page knows of the case: times, images, viewer use."""
-    context = {
-        "session": session,
-        "reader": reader,
-        "case_public_id": case.public_id,
-        "shown_at": exam.shown_at,
-        "image_sha256": case.reader_sha256,
-        "meta": _meta(),
-        "interaction": checked.interaction,
-        "active_ms": active_ms(
-            checked.active_ms,
-            first_shown_at=exam.first_shown_at,
-            shown_at=exam.shown_at,
-            paused_s=exam.paused_s,
-        ),
-        "location_json": checked.location_json,
-    }
-    if isinstance(checked.answer, ReportAnswer):
-        return submit_report(answer=checked.answer, **context)  # type: ignore[arg-type]
-    return submit_answer(answer=checked.answer, **context)  # type: ignore[arg-type]
-
-
-def _submission(report: bool) -> tuple[CaseView, CheckedSubmission] | None:
-    """The panel's value, read and checked once; None (the form says why) when refused."""
-    exam.attempt += 1
-    config = exam.config
-    try:
-        sub = read_submission(submitted_value())
-    except AnswerError as exc:
-        form_error(str(exc), exc.field)
-        return None
-    case = _checked(sub, exam.case)
-    if case is None or config is None:
-        return None
-    try:
-        checked = check_submission(
-            sub,
-            case,
-            report=report,
-            grounding=config.grounding,
-            grounding_required=config.grounding_required,
-        )
-    except AnswerError as exc:
-        form_error(str(exc), exc.field)
-        return None
-    return case, checked
+def _practice() -> int:
+    return exam.order.practice if exam.order else 0
 
 
 def _submit() -> None:
-    """The panel's submit: store exactly what was on screen, then let the run move on."""
-    current = exam.case
-    got = _submission(current is not None and is_report_case(current))
-    if got is None:
-        return
-    case, checked = got
-    result = _as_reader(lambda session, reader: _store(session, reader, case, checked))
-    if result is None:
-        return
-    if result.duplicate:
-        exam.notice = (
-            f"Your answer to {_case_label(case)} was already saved (in another tab?); "
-            "that answer is kept."
-        )
-    else:
-        exam.notice = f"Saved your answer to {_case_label(case)}."
-    if case.practice:
-        exam.feedback = case
-    exam.from_slot = case.slot + 1
-    exam.case = None
-    form_error(None)
+    """The panel's submit through Streamlit (where the exam door cannot be reached): the
+    one commit path of ``reader_app.exam.commit``, then the run draws what comes."""
+    commit_answer(
+        exam,
+        submitted_value(),
+        reader_id=user.reader_id,
+        token_hash=user.token_hash,
+        sessions=db_session,
+    )
+
+
+def _advanced() -> None:
+    """The panel shows the case after an answer the exam door stored: nothing to do but
+    draw the page around it (the header's progress, the case after it)."""
 
 
 def _keep_draft() -> None:
-    """The panel's draft, kept for the signed-in reader. Never said on screen: a draft
-    that cannot be kept now (a value that is not the panel's, a case already answered,
-    the database out of reach) stays in the panel and its tab, and the next change or
-    the submit sends what is on screen again."""
-    try:
-        values = read_draft(drafted_value())
-    except AnswerError:
-        return
-    try:
-        with db_session() as session:
-            reader = reader_for_callback(session, user)
-            if reader is not None:
-                save_draft(session=session, reader=reader, values=values)
-    except (DraftRefused, AuthError, DBAPIError):
-        return
+    """The panel's draft, kept for the signed-in reader (``exam.commit.keep_draft``). Never
+    said on screen: a draft not kept now stays in the panel and its tab, and the next
+    change or the submit sends what is on screen again."""
+    keep_draft(
+        drafted_value(), reader_id=user.reader_id, token_hash=user.token_hash, sessions=db_session
+    )
 
 
 def _as_reader(store: Callable[[Session, Reader], T]) -> T | None:
@@ -249,7 +162,7 @@ def _as_reader(store: Callable[[Session, Reader], T]) -> T | None:
         with db_session() as session:
             reader = reader_for_callback(session, user)
             if reader is None:
-                form_error("Your access has ended. Ask the study coordinator.")
+                form_error(ACCESS_ENDED)
                 return None
             return store(session, reader)
     except (AnswerError, AuthError) as exc:
@@ -259,15 +172,38 @@ def _as_reader(store: Callable[[Session, Reader], T]) -> T | None:
     return None
 
 
+def _revision() -> tuple[CaseView, CheckedSubmission] | None:
+    """The panel's changed answer, read and checked; None (the form says why) when refused."""
+    exam.attempt += 1
+    case, config = exam.case, exam.config
+    try:
+        sub = read_submission(submitted_value())
+        if case is None or config is None or sub.case_token != case.public_id:
+            exam.notice = ALREADY_SAVED
+            form_error(None)
+            return None
+        checked = check_submission(
+            sub,
+            case,
+            report=False,
+            grounding=config.grounding,
+            grounding_required=config.grounding_required,
+        )
+    except AnswerError as exc:
+        form_error(str(exc), exc.field)
+        return None
+    return case, checked
+
+
 def _revise() -> None:
     stored = exam.review_answer
-    got = _submission(False)
+    got = _revision()
     config = exam.config
     if got is None or stored is None or config is None:
         return
     case, checked = got
     answer = checked.answer
-    assert not isinstance(answer, ReportAnswer)
+    assert not isinstance(answer, ReportAnswer)  # a revision is a diagnosis answer
     revised = _as_reader(
         lambda session, reader: revise_answer(
             session=session,
@@ -283,10 +219,6 @@ def _revise() -> None:
         return
     exam.notice = f"Your changed answer to case {case.slot + 1 - _practice()} is saved."
     _leave_review()
-
-
-def _practice() -> int:
-    return exam.order.practice if exam.order else 0
 
 
 def _enter_review(slot: int, limit: int) -> None:
@@ -309,20 +241,22 @@ def _toast(notice: str | None) -> None:
         st.toast(notice, icon=":material/check_circle:" if notice.startswith("Saved") else None)
 
 
-def _case_screen(
-    case: CaseView,
-    config: StudyConfig,
-    review: bool,
-    following: CaseView | None = None,
-    *,
-    notice: str | None = None,
-    note: str | None = None,
-    draft: DraftValues | None = None,
-) -> None:
-    """The case panel. ``notice`` (what the last submit did) shows in the panel's own
-    status line, away from Pause and Submit; ``note`` above the clinical history."""
-    earlier = exam.review_answer if review else None
-    marker, no_focal = parse_location_json(earlier.location_json if earlier else None)
+def _note(case: CaseView) -> str | None:
+    """What the panel says above the clinical history of ``case``."""
+    if case.practice:
+        return "Practice case: not scored. The reference answer follows your answer."
+    summary = exam.order
+    if summary is not None and summary.practice and case.slot == summary.practice:
+        return "Practice is over: from this case on, your answers are scored."
+    return None
+
+
+def _form(
+    case: CaseView, config: StudyConfig, earlier: StoredAnswer | None, *, shown: bool = True
+) -> PanelForm:
+    """The answer form of ``case``: an earlier answer being changed, or a new one;
+    ``shown``: the case on screen (the one that follows has no refusal yet)."""
+    review = earlier is not None
     report = not review and is_report_case(case)
     values = None
     if earlier is not None:
@@ -330,9 +264,9 @@ def _case_screen(
             "diagnosis": earlier.diagnosis or "",
             "likert": earlier.likert,
             "idk": earlier.idk,
-            "no_focal_finding": no_focal,
+            "no_focal_finding": parse_location_json(earlier.location_json)[1],
         }
-    form = PanelForm(
+    return PanelForm(
         mode="report" if report else "diagnosis",
         submit_label="Save changed answer"
         if review
@@ -341,25 +275,63 @@ def _case_screen(
         grounding_required=config.grounding_required,
         form_key="review" if review else "exam",
         values=values,
-        error=exam.form_error,
-        error_field=exam.form_error_field,
+        error=exam.form_error if shown else None,
+        error_field=exam.form_error_field if shown else None,
         attempt=exam.attempt,
     )
-    case_panel(
+
+
+def _door() -> ExamDoor | None:
+    """The exam door of this browser session (ui/exam_door.py), when served with it."""
+    ctx = get_script_run_ctx()
+    return None if ctx is None else ExamDoor(url=door_url(), session=ctx.session_id)
+
+
+def _case_screen(
+    case: CaseView,
+    config: StudyConfig,
+    review: bool,
+    following: CaseView | None = None,
+    *,
+    notice: str | None = None,
+    draft: DraftValues | None = None,
+    following_draft: DraftValues | None = None,
+) -> None:
+    """The case panel. ``notice`` (what the last submit did) shows in the panel's own
+    status line, away from Pause and Submit. ``following``: the case the panel shows
+    once the exam door has stored this answer (``exam.following`` says so to the door)."""
+    earlier = exam.review_answer if review else None
+    shown = PanelCase(
         case,
-        form,
+        _form(case, config, earlier),
+        marker=parse_location_json(earlier.location_json if earlier else None)[0],
+        history=case.history,
+        note=_note(case),
+        draft=None if review else draft,
+    )
+    ahead = None
+    upnext = None
+    if following is not None and not review:
+        ahead = PanelCase(
+            following,
+            _form(following, config, None, shown=False),
+            history=following.history,
+            note=_note(following),
+            draft=following_draft,
+        )
+        upnext = NextUp(following, opening_window(following))
+    with exam.lock:
+        exam.following = upnext
+    case_panel(
+        shown,
         _revise if review else _submit,
         theme=config.theme,
         grounding=config.grounding,
-        marker=marker,
-        history=case.history,
-        note="Practice case: not scored. The reference answer follows your answer."
-        if case.practice
-        else note,
         notice=notice,
-        following=following,
-        draft=None if review else draft,
+        following=ahead,
+        door=None if review else _door(),
         on_draft=None if review else _keep_draft,
+        on_advanced=None if review else _advanced,
     )
 
 
@@ -398,6 +370,7 @@ try:
         case: CaseView | None = None
         following: CaseView | None = None
         draft: DraftValues | None = None
+        following_draft: DraftValues | None = None
         if review_slot is not None:
             case = case_at_slot(
                 session=session, reader=reader, slot=review_slot, total=summary.total
@@ -418,9 +391,10 @@ try:
             )
             case, following = ahead.case, ahead.following
             if case is not None:
-                draft = load_draft(
-                    session=session, reader_id=user.reader_id, case_public_id=case.public_id
-                )
+                ids = [c.public_id for c in (case, following) if c is not None]
+                drafts = load_drafts(session=session, reader_id=user.reader_id, case_public_ids=ids)
+                draft = drafts.get(case.public_id)
+                following_draft = drafts.get(following.public_id) if following else None
 except DBAPIError:
     _database_down()
 
@@ -496,8 +470,11 @@ if case is None:
     st.stop()
 
 assert case is not None
-if exam.case is None or exam.case.public_id != case.public_id:
-    _start_case(case, config)
+with exam.lock:
+    if case.slot < exam.from_slot:
+        st.rerun()  # the exam door stored this case's answer while this run read it
+    if exam.case is None or exam.case.public_id != case.public_id:
+        _start_case(case, config)
 exam_header(
     config.title,
     progress_at(case.slot, summary),
@@ -514,7 +491,5 @@ _case_screen(
     following=following,
     notice=notice,
     draft=draft,
-    note="Practice is over: from this case on, your answers are scored."
-    if summary.practice and case.slot == summary.practice
-    else None,
+    following_draft=following_draft,
 )

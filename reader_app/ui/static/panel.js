@@ -4,9 +4,15 @@
 // One answer, one message: whatever submits the form (a click or a tap on "Submit
 // answer", Enter or Space on the focused button, Enter in the diagnosis box,
 // Ctrl+Enter anywhere on the page) ends in the form's own submit event, which sends
-// ONE trigger value built from this panel's state at that moment: the case token,
-// the fields, the marker, the viewer record and the active time. Nothing is
-// written into Streamlit's widgets and nothing on the page is polled.
+// ONE value built from this panel's state at that moment: the case token, the
+// fields, the marker, the viewer record and the active time. Nothing is written
+// into Streamlit's widgets and nothing on the page is polled.
+//
+// The value goes to the exam door (ui/exam_door.py, data.door) as a POST, answered
+// only once the answer is committed; the panel then shows at once the case that
+// follows, which it already holds (data.following, its images decoded), and asks
+// Streamlit for a page run ("advanced") for the header and the case after that. Where
+// the door cannot be reached the same value goes as the trigger "submit" instead.
 //
 // Stable names (DESIGN.md section 4): each field has its accessible name
 // (Diagnosis, Findings, Impression, "N · label", I don't know, No focal finding,
@@ -14,9 +20,10 @@
 // data-case="<public id>".
 //
 // Drafts are kept by the server (reader_app/exam/drafts.py): the panel reports its
-// draft (the submit's shape plus edited_at, the browser's clock at the last edit) as
-// the state value "draft" about a second after the last change, at once when the focus
-// leaves the panel, and when the tab is hidden; the server hands the case's draft back
+// draft (the submit's shape plus edited_at, the browser's clock at the last edit) to
+// the exam door (or as the state value "draft" without one) about a second after the
+// last change, at once when the focus leaves the panel, when the tab is hidden and, in
+// a keepalive request, as the page goes away; the server hands the case's draft back
 // in data.draft, so another workstation, a closed tab or a server restart find it.
 // The tab keeps its own copy per case in memory and in sessionStorage as the fields
 // change, for the second between a change and its report (a reload that beats the
@@ -109,7 +116,7 @@ function continueActive(caseId, kept) {
 // time aside) is not sent, so a blur after nothing changed costs no script run; a
 // hidden tab always reports (the active time and the viewer record go with it).
 // stop() once the answer is sent.
-function draftReporter(snapshot, setStateValue) {
+function draftReporter(snapshot, report) {
   let timer = null;
   let last = null;
   let stopped = false;
@@ -122,7 +129,7 @@ function draftReporter(snapshot, setStateValue) {
     const key = JSON.stringify(said);
     if (!always && key === last) return;
     last = key;
-    setStateValue("draft", value);
+    report(value);
   }
   return {
     now,
@@ -142,14 +149,30 @@ function draftReporter(snapshot, setStateValue) {
   };
 }
 
+// The panel after an answer the exam door acknowledged: a page run that read the page
+// before that commit may still draw the answered case; it is not drawn again.
+const ACKED = new Set();
+
 export default function (component) {
   const { data, parentElement, setTriggerValue, setStateValue } = component;
   const live = PANELS.get(parentElement);
+  // Streamlit calls what a render returns when the element goes: whichever panel is
+  // live then (the door may have put the next case up since this render)
+  const cleanup = () => PANELS.get(parentElement)?.cleanup();
+  if (live && ACKED.has(data.case) && data.form_key !== "review") return cleanup;
   if (live && live.caseId === data.case && live.key === data.form_key) {
     live.update(data); // the same case drawn again (a refusal, an outage): keep the screen
-    return live.cleanup;
+    return cleanup;
   }
   live?.cleanup();
+  mountCase(parentElement, data, { setTriggerValue, setStateValue });
+  return cleanup;
+}
+
+// One case on screen: the viewer, the form and their state, from the panel's data for it
+// (a page run's, or the one the panel held as the following case).
+function mountCase(parentElement, data, hooks) {
+  const { setTriggerValue, setStateValue } = hooks;
   if (lastSubmitted !== null && lastSubmitted !== data.case) {
     forgetCase(lastSubmitted); // its answer was stored: the next case is drawn
     lastSubmitted = null;
@@ -346,9 +369,31 @@ export default function (component) {
     keepRecord(caseId);
   }
 
+  // what the latest page run said around this case: the exam door, the case after it
+  const current = { door: data.door || null, following: data.following || null, prefetch: data.prefetch || [] };
+  function post(path, value, keepalive = false) {
+    const door = current.door;
+    return fetch(`${door.url}/${path}`, {
+      method: "POST",
+      keepalive,
+      credentials: "same-origin",
+      cache: "no-store",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ session: door.session, value }),
+    }).then((r) => (r.ok ? r.json() : Promise.reject(new Error(`exam door: ${r.status}`))));
+  }
+  // a draft goes through the exam door (no page run); where the door cannot be reached,
+  // as the panel's state value (a page run keeps it)
+  function reportDraft(value) {
+    if (!current.door) {
+      setStateValue("draft", value);
+      return;
+    }
+    post("draft", value).catch(() => setStateValue("draft", value));
+  }
+
   // the draft, as the server keeps it: what is on screen, the viewer record, active time
-  const reporter = draftReporter(
-    () => ({
+  const snapshot = () => ({
       case: caseId,
       form_key: data.form_key,
       ...values(),
@@ -356,9 +401,8 @@ export default function (component) {
       record: viewer.summary(),
       active_ms: Math.round(activeNow()),
       edited_at: Number.isFinite(draft.edited_at) ? draft.edited_at : null,
-    }),
-    setStateValue,
-  );
+    });
+  const reporter = draftReporter(snapshot, reportDraft);
   if (!reporting) reporter.stop();
   if (unreported) reporter.soon(); // e.g. typed just before a reload: the server catches up
   // the focus leaving the panel (Pause, the rest of the page, another window) reports at
@@ -367,10 +411,16 @@ export default function (component) {
   el.addEventListener("focusout", (event) => {
     if (!(event.relatedTarget instanceof Node && root.contains(event.relatedTarget))) reporter.now();
   });
-  // No report on pagehide: a message sent as the page goes away did not reach the server
-  // in our trials (reload, closed tab); the tab's copy covers a reload, and a closed tab
-  // or a crashed browser loses at most the last second of changes (the debounce).
-  const onPagehide = keepAll;
+  // As the page goes away (a reload, a closed tab, another address) the draft goes to the
+  // exam door in a keepalive request, which outlives the page: a report over Streamlit's
+  // websocket does not get out in time. The tab's copy covers a reload besides.
+  function onPagehide() {
+    keepAll();
+    if (current.door && reporting && lastSubmitted !== caseId) {
+      reporter.stop();
+      post("draft", snapshot(), true).catch(() => {});
+    }
+  }
 
   // --- submit: one value, from this panel's state at this moment ----------------
   // One submit at a time (a double click's second click is ignored), but never a
@@ -380,7 +430,14 @@ export default function (component) {
   // its case).
   const RESEND_MS = 4000;
   let sending = false;
+  let awaiting = false; // the exam door's reply to this panel's answer
   let resend = null;
+  function ready() {
+    sending = false;
+    clearTimeout(resend);
+    root.removeAttribute("aria-busy");
+    if (reporting) reporter.resume();
+  }
   function send(event) {
     if (event) event.preventDefault();
     if (sending) return;
@@ -396,14 +453,55 @@ export default function (component) {
     reporter.stop(); // the answer carries everything; its store deletes the draft
     const m = grounding ? viewer.marker() : null;
     lastSubmitted = caseId;
-    setTriggerValue("submit", {
+    const value = {
       case: caseId,
       form_key: data.form_key,
       ...values(),
       marker: m ? { x: m.x, y: m.y, slice: m.slice } : null,
       record: viewer.summary(),
       active_ms: Math.round(activeNow()),
+    };
+    if (!current.door) {
+      setTriggerValue("submit", value);
+      return;
+    }
+    // the exam door: the answer is committed before its reply; where the door cannot be
+    // reached, the same value goes as the submit trigger (a repeat is never stored twice)
+    awaiting = true;
+    post("answer", value).then(answered, () => {
+      awaiting = false;
+      setTriggerValue("submit", value);
     });
+  }
+  // The door's reply. Stored: the case after this one goes up at once when the panel
+  // holds it (the reply names it), and a page run follows for the page around it.
+  // Refused (a rule, an outage, access ended): said above Submit, the form as it was.
+  function answered(reply) {
+    awaiting = false;
+    if (reply.stored) {
+      ACKED.add(caseId);
+      const next = current.following;
+      if (next && reply.shown === next.case) {
+        cleanup();
+        mountCase(
+          parentElement,
+          { ...next, notice: reply.notice || "", door: current.door, following: null, prefetch: [] },
+          hooks,
+        );
+      }
+      setTriggerValue("advanced", { case: caseId, shown: reply.shown });
+      return;
+    }
+    if (reply.error) {
+      lastSubmitted = null;
+      error.textContent = reply.error;
+      errorField = reply.field || null;
+      showError();
+      ready();
+      error.scrollIntoView?.({ block: "nearest" });
+      return;
+    }
+    setTriggerValue("advanced", { case: caseId, shown: null }); // a stale tab: redraw
   }
   el.addEventListener("submit", send);
   function onKey(event) {
@@ -422,19 +520,22 @@ export default function (component) {
   let attempt = null;
   function update(next) {
     const f = next.form || {};
+    current.door = next.door || null;
+    current.following = next.following || null;
+    if (JSON.stringify(next.prefetch || []) !== JSON.stringify(current.prefetch)) {
+      current.prefetch = next.prefetch || [];
+      if (viewer.image.complete) prefetch();
+    }
     error.textContent = f.error ? f.error.message : "";
     errorField = f.error ? f.error.field || null : null;
     showError();
     if (f.attempt === attempt) return;
     attempt = f.attempt;
-    sending = false;
-    clearTimeout(resend);
+    if (awaiting) return; // the door's reply decides
     if (lastSubmitted === caseId) lastSubmitted = null;
-    root.removeAttribute("aria-busy");
-    if (reporting) reporter.resume();
+    ready();
     if (f.error) error.scrollIntoView?.({ block: "nearest" });
   }
-  update(data);
 
   // the first field has the focus on each new case (the viewer's keys work once the
   // reader clicks the image or leaves the box)
@@ -444,13 +545,14 @@ export default function (component) {
   // the next case's images, fetched and decoded once this case's image is in
   function prefetch() {
     PREFETCHED.length = 0;
-    for (const url of data.prefetch || []) {
+    for (const url of current.prefetch) {
       const im = new Image();
       im.src = url;
       im.decode?.().catch(() => {});
       PREFETCHED.push(im);
     }
   }
+  update(data);
   if (viewer.image.complete) setTimeout(prefetch, 0);
   else viewer.image.addEventListener("load", prefetch, { once: true });
 
@@ -475,5 +577,5 @@ export default function (component) {
   }
   const panel = { caseId, key: data.form_key, update, cleanup };
   PANELS.set(parentElement, panel);
-  return cleanup;
+  return panel;
 }

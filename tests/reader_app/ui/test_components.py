@@ -39,13 +39,18 @@ def _case(asset_dir: Path, kind: str, windows: tuple[str, ...], n: int) -> CaseV
 def _panel_app(case: object) -> None:
     import streamlit as st
 
-    from reader_app.ui.components.case_panel import PanelForm, case_panel, submitted_value
+    from reader_app.ui.components.case_panel import (
+        PanelCase,
+        PanelForm,
+        case_panel,
+        submitted_value,
+    )
 
     def on_submit() -> None:
         st.session_state["submitted"] = submitted_value()
 
     form = PanelForm(likert_labels=["g", "u", "m", "c", "s"])
-    case_panel(case, form, on_submit, grounding=True)  # type: ignore[arg-type]
+    case_panel(PanelCase(case, form), on_submit, grounding=True)  # type: ignore[arg-type]
 
 
 def test_the_case_panel_is_one_element_whose_one_value_reaches_the_callback(

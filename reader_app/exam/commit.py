@@ -1,0 +1,226 @@
+"""One submitted answer, from the panel's value to the stored row and the case shown next.
+
+The exam's one submit path. Two doors lead here with the same value (the panel's,
+``exam.submission``): the exam door (``ui/exam_door.py``, the panel's own POST: the
+answer is committed and acknowledged before the panel shows the next case, which it
+already holds decoded) and the panel's Streamlit trigger (the exam page's callback,
+used where the door cannot be reached). Either way the value is read and checked once,
+stored once as the signed-in reader, and the session's :class:`ExamState` moves on:
+the message to say, practice feedback, the next case's hint and, when the panel is
+shown the case that follows, that case's clocks (started at the commit, when it
+appears). ``state.lock`` keeps the two doors and the page's own drawing apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.exc import DBAPIError
+from sqlmodel import Session
+
+from reader_app.core.auth import AuthError, signed_in_reader
+from reader_app.exam.drafts import DraftRefused, save_draft
+from reader_app.exam.next_case import CaseView
+from reader_app.exam.report_submit import ReportAnswer, submit_report
+from reader_app.exam.state import ExamState
+from reader_app.exam.submission import (
+    CheckedSubmission,
+    check_submission,
+    read_draft,
+    read_submission,
+)
+from reader_app.exam.submit import AnswerError, SubmitResult, submit_answer
+from reader_app.exam.timing import active_ms, mark_shown
+from reader_app.models import Reader, utcnow
+from reader_app.study.case_reports import answer_mode
+
+DB_DOWN = (
+    "The study's database is not answering right now, so your answer is not saved yet. "
+    "It is still here: press Submit again in a moment. It will be stored once."
+)
+ACCESS_ENDED = "Your access has ended. Ask the study coordinator."
+ALREADY_SAVED = "That answer was already saved; your second submit changed nothing."
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one submit did, as the panel is told (``ui/exam_door.py`` sends it as JSON)."""
+
+    stored: bool  # the answer is committed (or was already: ``duplicate``)
+    notice: str | None = None  # "Saved your answer to case 3."
+    error: str | None = None  # a refusal, shown above Submit; the form keeps its input
+    field: str | None = None  # the field the refusal is about
+    duplicate: bool = False
+    shown: str | None = None  # the case now current, the one the panel holds next; None:
+    # the page draws what comes (practice feedback, the end, a case the panel lacks)
+
+    def json(self) -> dict[str, Any]:
+        return {
+            "stored": self.stored,
+            "notice": self.notice,
+            "error": self.error,
+            "field": self.field,
+            "duplicate": self.duplicate,
+            "shown": self.shown,
+        }
+
+
+def case_label(state: ExamState, case: CaseView) -> str:
+    practice = state.order.practice if state.order else 0
+    return f"practice case {case.number}" if case.practice else f"case {case.number - practice}"
+
+
+def commit_answer(
+    state: ExamState,
+    value: object,
+    *,
+    reader_id: int,
+    token_hash: str | None,
+    sessions: Callable[[], Session],
+    now: Callable[[], datetime] = utcnow,
+) -> Outcome:
+    """Read, check and store the panel's ``value`` as the reader's answer to the case on
+    screen, and move ``state`` on. Never raises for what a reader or the database can
+    cause: a refusal is an Outcome with ``error`` (and the form's message in ``state``)."""
+    with state.lock:
+        state.attempt += 1
+        outcome = _commit(state, value, reader_id, token_hash, sessions, now)
+        if outcome.error is not None:
+            state.refuse(outcome.error, outcome.field)
+        elif not outcome.stored:
+            state.refuse(None)
+        return outcome
+
+
+def _commit(
+    state: ExamState,
+    value: object,
+    reader_id: int,
+    token_hash: str | None,
+    sessions: Callable[[], Session],
+    now: Callable[[], datetime],
+) -> Outcome:
+    try:
+        sub = read_submission(value)
+    except AnswerError as exc:
+        return Outcome(stored=False, error=str(exc), field=exc.field)
+    case, config = state.case, state.config
+    if case is None or config is None or sub.case_token != case.public_id:
+        # drawn for a case whose answer is stored (a double click, a stale tab): say so,
+        # and leave the current case's form as it is
+        state.notice = ALREADY_SAVED
+        return Outcome(stored=False, notice=ALREADY_SAVED)
+    try:
+        with sessions() as session:
+            reader = signed_in_reader(session, reader_id, token_hash)
+            if reader is None:
+                return Outcome(stored=False, error=ACCESS_ENDED)
+            report = answer_mode(session=session, case_public_id=case.public_id) == "report"
+            checked = check_submission(
+                sub,
+                case,
+                report=report,
+                grounding=config.grounding,
+                grounding_required=config.grounding_required,
+            )
+            result = _store(session, reader, state, case, checked)
+            shown = _advance(state, case, result, session, reader_id, now)
+    except (AnswerError, AuthError) as exc:
+        return Outcome(stored=False, error=str(exc), field=getattr(exc, "field", None))
+    except DBAPIError:
+        return Outcome(stored=False, error=DB_DOWN)
+    return Outcome(stored=True, notice=state.notice, duplicate=result.duplicate, shown=shown)
+
+
+def _store(
+    session: Session, reader: Reader, state: ExamState, case: CaseView, checked: CheckedSubmission
+) -> SubmitResult:
+    """Commit the answer with what the session knows of the case: times, images, viewer use."""
+    context = {
+        "session": session,
+        "reader": reader,
+        "case_public_id": case.public_id,
+        "shown_at": state.shown_at,
+        "image_sha256": case.reader_sha256,
+        "meta": {
+            "paused_s": round(state.paused_s, 1),
+            "windows": sorted(w for w in state.windows_seen if w),
+            "enlarged": False,  # kept for older answers: full screen is in the viewer record
+        },
+        "interaction": checked.interaction,
+        "active_ms": active_ms(
+            checked.active_ms,
+            first_shown_at=state.first_shown_at,
+            shown_at=state.shown_at,
+            paused_s=state.paused_s,
+        ),
+        "location_json": checked.location_json,
+    }
+    if isinstance(checked.answer, ReportAnswer):
+        return submit_report(answer=checked.answer, **context)  # type: ignore[arg-type]
+    return submit_answer(answer=checked.answer, **context)  # type: ignore[arg-type]
+
+
+def _advance(
+    state: ExamState,
+    case: CaseView,
+    result: SubmitResult,
+    session: Session,
+    reader_id: int,
+    now: Callable[[], datetime],
+) -> str | None:
+    """The stored answer's aftermath in ``state``; the case now shown, when the panel
+    holds it (the one after ``case``, not after a practice case: its reference comes)."""
+    if result.duplicate:
+        state.notice = (
+            f"Your answer to {case_label(state, case)} was already saved (in another tab?); "
+            "that answer is kept."
+        )
+    else:
+        state.notice = f"Saved your answer to {case_label(state, case)}."
+    state.from_slot = case.slot + 1
+    state.case = None
+    ahead, state.following = state.following, None
+    if case.practice:
+        state.feedback = case
+        return None
+    if ahead is None or ahead.case.slot <= case.slot:
+        return None
+    at = now()
+    state.start_case(ahead.case, at, ahead.window)
+    try:
+        state.first_shown_at = mark_shown(
+            session=session, reader_id=reader_id, case_public_id=ahead.case.public_id, at=at
+        )
+    except DBAPIError:
+        session.rollback()
+        state.first_shown_at = None  # the answer is stored; the times fall back to shown_at
+    return ahead.case.public_id
+
+
+def keep_draft(
+    value: object,
+    *,
+    reader_id: int,
+    token_hash: str | None,
+    sessions: Callable[[], Session],
+) -> bool:
+    """Keep the panel's draft ``value`` for the signed-in reader; False when it is not
+    kept now (not the panel's shape, a case already answered, access ended, the database
+    out of reach): the panel and its tab still hold it, and send it again."""
+    try:
+        values = read_draft(value)
+    except AnswerError:
+        return False
+    try:
+        with sessions() as session:
+            reader = signed_in_reader(session, reader_id, token_hash)
+            if reader is None:
+                return False
+            save_draft(session=session, reader=reader, values=values)
+    except (DraftRefused, AuthError, DBAPIError):
+        return False
+    return True

@@ -1,0 +1,145 @@
+"""The exam door: the case panel posts its answer, and its last draft, here.
+
+``POST <base>/_readerstudy/exam/answer`` and ``.../draft``, a JSON body
+``{"session": "<Streamlit session id>", "value": {...the panel's value...}}`` of
+at most 256 KiB. The answer goes through ``reader_app.exam.commit`` with the exam
+state of that session, exactly as the panel's Streamlit trigger would, and the
+reply is the :class:`~reader_app.exam.commit.Outcome`: only once the answer is
+committed does the panel show the case it holds next (it then asks Streamlit for
+a page run, which draws the header and the case after that one). The draft is
+what the panel sends as the page goes away (a ``keepalive`` request that outlives
+it): a report over the websocket does not get out in time.
+
+Who may post: the browser that opened the session (the proof cookie of
+reader_app/core/browser_proof.py, which a cross-site request does not carry:
+``SameSite=Lax``), signed in, on the exam. A cross-site page cannot send JSON
+here without a CORS preflight we never answer, and reader_app/core/origin_check.py
+refuses a foreign ``Origin`` before this runs. Every refusal is a short JSON
+``{"error": ...}`` with its status; the body is read only up to its limit. Nothing
+of the answer is logged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from sqlmodel import Session
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Route
+from streamlit import config
+
+from reader_app.core.browser_proof import USER_KEY, browser_of
+from reader_app.core.db import get_engine
+from reader_app.core.settings import Settings
+from reader_app.exam.commit import commit_answer, keep_draft
+from reader_app.exam.state import ExamState
+from reader_app.ui.components.exam_session import EXAM_KEY
+from reader_app.ui.live_sessions import live_session, state_value
+
+DOOR = "_readerstudy/exam"
+MAX_BODY = 256 * 1024  # a report's two fields at their cap, the viewer record: far less
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+def door_url() -> str:
+    """The door's path as the browser reaches it (under ``server.baseUrlPath``)."""
+    base = str(config.get_option("server.baseUrlPath") or "").strip("/")
+    return f"/{base}/{DOOR}" if base else f"/{DOOR}"
+
+
+class Refused(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _reply(status: int, body: dict[str, Any]) -> JSONResponse:
+    return JSONResponse(body, status_code=status, headers=NO_STORE)
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        raise Refused(415, "The exam door takes JSON only.")
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
+        raise Refused(413, "The answer is larger than any answer the exam sends.")
+    raw = bytearray()
+    try:
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > MAX_BODY:
+                raise Refused(413, "The answer is larger than any answer the exam sends.")
+    except ClientDisconnect as exc:
+        raise Refused(400, "The request ended before its body did.") from exc
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise Refused(400, "The request is not JSON as the exam sends it.") from exc
+    if not isinstance(body, dict) or not isinstance(body.get("session"), str):
+        raise Refused(400, "The request names no exam session.")
+    return body
+
+
+def _exam_of(request: Request, session_id: str) -> tuple[Any, ExamState]:
+    """The signed-in user and exam state of the live session this browser opened."""
+    session = live_session(session_id)
+    browser = browser_of(request.scope)
+    user_info = getattr(session, "_user_info", None) or {}
+    if session is None or browser is None or user_info.get(USER_KEY) != browser:
+        raise Refused(403, "This exam is not open in this browser: reload the page.")
+    user = state_value(session, "_signed_in")  # reader_app.ui.context.SignedIn
+    if user is None or getattr(user, "role", None) != "reader":
+        raise Refused(401, "Sign in with your invite link to answer.")
+    state = state_value(session, EXAM_KEY)
+    if not isinstance(state, ExamState):
+        raise Refused(409, "The exam is not on screen: reload the page.")
+    return user, state
+
+
+def exam_routes(settings: Settings) -> list[BaseRoute]:
+    """The door's two routes, on this server's database."""
+    sessions: Callable[[], Session] = partial(
+        Session, get_engine(settings.database_url), expire_on_commit=False
+    )
+
+    async def answer(request: Request) -> JSONResponse:
+        try:
+            body = await _body(request)
+            user, state = _exam_of(request, body["session"])
+        except Refused as exc:
+            return _reply(exc.status, {"error": str(exc)})
+        outcome = await run_in_threadpool(
+            commit_answer,
+            state,
+            body.get("value"),
+            reader_id=user.reader_id,
+            token_hash=user.token_hash,
+            sessions=sessions,
+        )
+        return _reply(200, outcome.json())
+
+    async def draft(request: Request) -> JSONResponse:
+        try:
+            body = await _body(request)
+            user, _ = _exam_of(request, body["session"])
+        except Refused as exc:
+            return _reply(exc.status, {"error": str(exc)})
+        kept = await run_in_threadpool(
+            keep_draft,
+            body.get("value"),
+            reader_id=user.reader_id,
+            token_hash=user.token_hash,
+            sessions=sessions,
+        )
+        return _reply(200, {"kept": kept})
+
+    return [
+        Route(f"{door_url()}/answer", answer, methods=["POST"]),
+        Route(f"{door_url()}/draft", draft, methods=["POST"]),
+    ]
