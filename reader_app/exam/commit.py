@@ -14,7 +14,7 @@ appears). ``state.lock`` keeps the two doors and the page's own drawing apart.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -58,14 +58,7 @@ class Outcome:
     # the page draws what comes (practice feedback, the end, a case the panel lacks)
 
     def json(self) -> dict[str, Any]:
-        return {
-            "stored": self.stored,
-            "notice": self.notice,
-            "error": self.error,
-            "field": self.field,
-            "duplicate": self.duplicate,
-            "shown": self.shown,
-        }
+        return asdict(self)
 
 
 def case_label(state: ExamState, case: CaseView) -> str:

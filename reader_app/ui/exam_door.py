@@ -22,7 +22,7 @@ of the answer is logged.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
@@ -108,38 +108,36 @@ def exam_routes(settings: Settings) -> list[BaseRoute]:
         Session, get_engine(settings.database_url), expire_on_commit=False
     )
 
-    async def answer(request: Request) -> JSONResponse:
+    def answer(state: ExamState, value: object, user: Any) -> dict[str, Any]:
+        outcome = commit_answer(
+            state, value, reader_id=user.reader_id, token_hash=user.token_hash, sessions=sessions
+        )
+        return outcome.json()
+
+    def draft(_: ExamState, value: object, user: Any) -> dict[str, Any]:
+        kept = keep_draft(
+            value, reader_id=user.reader_id, token_hash=user.token_hash, sessions=sessions
+        )
+        return {"kept": kept}
+
+    return [
+        Route(f"{door_url()}/answer", _endpoint(answer), methods=["POST"]),
+        Route(f"{door_url()}/draft", _endpoint(draft), methods=["POST"]),
+    ]
+
+
+def _endpoint(
+    act: Callable[[ExamState, object, Any], dict[str, Any]],
+) -> Callable[[Request], Awaitable[JSONResponse]]:
+    """A door route: the body and the session checked, then ``act`` (its database work)
+    in a worker thread, its result the JSON reply."""
+
+    async def endpoint(request: Request) -> JSONResponse:
         try:
             body = await _body(request)
             user, state = _exam_of(request, body["session"])
         except Refused as exc:
             return _reply(exc.status, {"error": str(exc)})
-        outcome = await run_in_threadpool(
-            commit_answer,
-            state,
-            body.get("value"),
-            reader_id=user.reader_id,
-            token_hash=user.token_hash,
-            sessions=sessions,
-        )
-        return _reply(200, outcome.json())
+        return _reply(200, await run_in_threadpool(act, state, body.get("value"), user))
 
-    async def draft(request: Request) -> JSONResponse:
-        try:
-            body = await _body(request)
-            user, _ = _exam_of(request, body["session"])
-        except Refused as exc:
-            return _reply(exc.status, {"error": str(exc)})
-        kept = await run_in_threadpool(
-            keep_draft,
-            body.get("value"),
-            reader_id=user.reader_id,
-            token_hash=user.token_hash,
-            sessions=sessions,
-        )
-        return _reply(200, {"kept": kept})
-
-    return [
-        Route(f"{door_url()}/answer", answer, methods=["POST"]),
-        Route(f"{door_url()}/draft", draft, methods=["POST"]),
-    ]
+    return endpoint

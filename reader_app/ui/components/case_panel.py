@@ -180,15 +180,15 @@ def case_panel(
     following: PanelCase | None = None,
     door: ExamDoor | None = None,
     on_draft: Callable[[], None] | None = None,
-    on_advanced: Callable[[], None] | None = None,
 ) -> None:
     """The case panel for ``shown``; ``on_submit`` runs as the submit's callback when the
     answer comes through Streamlit (read the value with :func:`submitted_value`).
     ``following``: the next case, whose first images the panel fetches and decodes once
     this case's image is in, and which it shows as soon as the exam ``door`` (when given)
-    acknowledges the answer's commit; ``on_advanced`` then runs in the page run the
-    panel asks for. ``notice``: what the last submit did ("Saved your answer to case
-    3."), said in the panel's status line (a toast of ours, never over Pause or Submit).
+    acknowledges the answer's commit (its trigger ``advanced`` then asks for the page
+    run that draws the page around it: nothing runs for it). ``notice``: what the last
+    submit did ("Saved your answer to case 3."), said in the panel's status line (a
+    toast of ours, never over Pause or Submit).
     ``shown.draft``: the server's draft of the case; ``on_draft`` runs when the panel
     reports a new one (read it with :func:`drafted_value`)."""
     page_css(theme)
@@ -209,9 +209,9 @@ def case_panel(
         },
         on_submit_change=on_submit,
         on_draft_change=on_draft or _ignore,
-        on_advanced_change=on_advanced or _ignore,
+        on_advanced_change=_ignore,
     )
 
 
 def _ignore() -> None:
-    """A value reported where nothing is done with it (no ``on_draft``): nothing to do."""
+    """A value whose page run is all it asks for (``advanced``; a draft without ``on_draft``)."""

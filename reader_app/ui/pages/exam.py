@@ -45,6 +45,7 @@ from reader_app.exam.commit import (
     ACCESS_ENDED,
     ALREADY_SAVED,
     DB_DOWN,
+    case_label,
     commit_answer,
     keep_draft,
 )
@@ -124,10 +125,6 @@ def form_error(message: str | None, field: str | None = None) -> None:
     exam.refuse(message, field)
 
 
-def _practice() -> int:
-    return exam.order.practice if exam.order else 0
-
-
 def _submit() -> None:
     """The panel's submit through Streamlit (where the exam door cannot be reached): the
     one commit path of ``reader_app.exam.commit``, then the run draws what comes."""
@@ -138,11 +135,6 @@ def _submit() -> None:
         token_hash=user.token_hash,
         sessions=db_session,
     )
-
-
-def _advanced() -> None:
-    """The panel shows the case after an answer the exam door stored: nothing to do but
-    draw the page around it (the header's progress, the case after it)."""
 
 
 def _keep_draft() -> None:
@@ -217,7 +209,7 @@ def _revise() -> None:
     )
     if revised is None:
         return
-    exam.notice = f"Your changed answer to case {case.slot + 1 - _practice()} is saved."
+    exam.notice = f"Your changed answer to {case_label(exam, case)} is saved."
     _leave_review()
 
 
@@ -331,7 +323,6 @@ def _case_screen(
         following=ahead,
         door=None if review else _door(),
         on_draft=None if review else _keep_draft,
-        on_advanced=None if review else _advanced,
     )
 
 

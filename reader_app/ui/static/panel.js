@@ -310,6 +310,11 @@ function mountCase(parentElement, data, hooks) {
   }
 
   let errorField = null;
+  function refusal(message, field) {
+    error.textContent = message || "";
+    errorField = message ? field || null : null;
+    showError();
+  }
   function showError() {
     const v = values();
     const m = grounding ? viewer.marker() : null;
@@ -494,9 +499,7 @@ function mountCase(parentElement, data, hooks) {
     }
     if (reply.error) {
       lastSubmitted = null;
-      error.textContent = reply.error;
-      errorField = reply.field || null;
-      showError();
+      refusal(reply.error, reply.field);
       ready();
       error.scrollIntoView?.({ block: "nearest" });
       return;
@@ -526,9 +529,7 @@ function mountCase(parentElement, data, hooks) {
       current.prefetch = next.prefetch || [];
       if (viewer.image.complete) prefetch();
     }
-    error.textContent = f.error ? f.error.message : "";
-    errorField = f.error ? f.error.field || null : null;
-    showError();
+    refusal(f.error ? f.error.message : "", f.error ? f.error.field : null);
     if (f.attempt === attempt) return;
     attempt = f.attempt;
     if (awaiting) return; // the door's reply decides
