@@ -116,6 +116,7 @@ INTERNAL = {
     "reader_app/llm/judge_text.py:StrictReplyError",  # a judge reply, caught by the caller
     "reader_app/core/upload_gate.py:_TooLarge",  # becomes the gate's 413 reply, never raised out
     "reader_app/core/upload_spool.py:BadUpload",  # becomes the spool's 400 reply, never raised out
+    "reader_app/ui/exam_door.py:Refused",  # becomes the exam door's JSON reply, never raised out
 }
 
 
