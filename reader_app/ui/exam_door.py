@@ -86,9 +86,9 @@ async def _body(request: Request) -> dict[str, Any]:
     return body
 
 
-def _exam_of(request: Request, session_id: str) -> tuple[Any, ExamState]:
+def _exam_of(request: Request, session_id: str, *, or_just_closed: bool) -> tuple[Any, ExamState]:
     """The signed-in user and exam state of the live session this browser opened."""
-    session = live_session(session_id)
+    session = live_session(session_id, or_just_closed=or_just_closed)
     browser = browser_of(request.scope)
     user_info = getattr(session, "_user_info", None) or {}
     if session is None or browser is None or user_info.get(USER_KEY) != browser:
@@ -122,12 +122,15 @@ def exam_routes(settings: Settings) -> list[BaseRoute]:
 
     return [
         Route(f"{door_url()}/answer", _endpoint(answer), methods=["POST"]),
-        Route(f"{door_url()}/draft", _endpoint(draft), methods=["POST"]),
+        # the draft sent as the page goes away may arrive after its websocket closed
+        Route(f"{door_url()}/draft", _endpoint(draft, or_just_closed=True), methods=["POST"]),
     ]
 
 
 def _endpoint(
     act: Callable[[ExamState, object, Any], dict[str, Any]],
+    *,
+    or_just_closed: bool = False,
 ) -> Callable[[Request], Awaitable[JSONResponse]]:
     """A door route: the body and the session checked, then ``act`` (its database work)
     in a worker thread, its result the JSON reply."""
@@ -135,7 +138,7 @@ def _endpoint(
     async def endpoint(request: Request) -> JSONResponse:
         try:
             body = await _body(request)
-            user, state = _exam_of(request, body["session"])
+            user, state = _exam_of(request, body["session"], or_just_closed=or_just_closed)
         except Refused as exc:
             return _reply(exc.status, {"error": str(exc)})
         return _reply(200, await run_in_threadpool(act, state, body.get("value"), user))

@@ -5,14 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 
-def live_session(session_id: str) -> Any:
-    """The live AppSession of this id, or None (Streamlit keeps no public accessor)."""
+def live_session(session_id: str, *, or_just_closed: bool = False) -> Any:
+    """The live AppSession of this id, or None (Streamlit keeps no public accessor).
+
+    ``or_just_closed``: also a session whose tab has just gone (Streamlit keeps it a
+    while for a reconnect), for what that tab sends as it goes."""
     from streamlit.runtime import Runtime
 
     if not Runtime.exists():
         return None
     manager = getattr(Runtime.instance(), "_session_mgr", None)
-    info = manager.get_active_session_info(session_id) if manager is not None else None
+    if manager is None:
+        return None
+    if or_just_closed:
+        info = manager.get_session_info(session_id)
+    else:
+        info = manager.get_active_session_info(session_id)
     return info.session if info is not None else None
 
 

@@ -16,13 +16,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import APIResponse, Page, Route, expect
 from sqlmodel import Session, col, select
 
 from reader_app.core.auth import sign_in_link
-from reader_app.models import CaseShown, Reader, Response
+from reader_app.models import CaseShown, ExamDraft, Reader, Response
 from tests.e2e.conftest import Server, artifact, served_on_database
 from tests.e2e.exam_driver import (
+    PANEL,
     PROGRESS,
     choose_likert,
     choose_window,
@@ -424,3 +425,86 @@ def test_the_viewer_record_continues_across_a_reload(
     assert record is not None
     assert record["windows_used"][:2] == ["lung", "bone"], record
     assert record["zoom_used"] is True and record["max_zoom"] == 1.95, record
+
+
+DOOR_ANSWER = "**/_readerstudy/exam/answer"
+
+
+def test_the_next_case_shows_only_after_the_server_has_stored_the_answer(
+    server: Server, page: Page, db: Session
+) -> None:
+    """Issue 25, commit first: the panel posts its answer to the exam door and holds the
+    next case until the reply. The reply is held back here: the row is in the database
+    while the answered case is still on screen, and the next case goes up once the reply
+    (which names it) arrives."""
+    study = make_study(db, server.settings.asset_dir, slug="s" + uuid.uuid4().hex[:10], n_cases=2)
+    invite = make_reader(db, study, ready=True)
+    open_exam(page, sign_in_link(server.app.url, invite.token))
+    expect_case(page, 1, 2)
+    first = panel_case(page)
+    held: list[tuple[Route, APIResponse]] = []
+    page.route(DOOR_ANSWER, lambda route: held.append((route, route.fetch())))
+    type_diagnosis(page, "Stored before it moves on")
+    choose_likert(page, 2)
+    submit(page, "click")
+    for _ in range(200):  # each wait lets the route handler run
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert len(held) == 1, "the answer did not go to the exam door"
+    route, reply = held[0]
+    (row,) = _rows(db, invite.reader)  # durable while the reply is still held
+    assert (row.diagnosis, row.likert) == ("Stored before it moves on", 2)
+    said = reply.json()
+    assert said["stored"] is True and said["shown"] not in (None, first)
+    page.wait_for_timeout(700)
+    assert panel_case(page) == first, "the next case went up before the server's reply"
+    assert on_screen(page)["diagnosis"] == "Stored before it moves on"
+    route.fulfill(response=reply)
+    expect(page.locator(PANEL).first).to_have_attribute("data-case", said["shown"])
+    expect_case(page, 2, 2)
+    expect_focus(page, "diagnosis")
+    assert on_screen(page) == {"diagnosis": "", "likert": None, "idk": False}
+    page.unroute(DOOR_ANSWER)
+    assert len(_rows(db, invite.reader)) == 1
+
+
+def test_a_draft_typed_just_before_the_page_goes_away_is_kept_by_the_server(
+    server: Server, page: Page, db: Session
+) -> None:
+    """Typed, then another address at once (inside the draft's one-second debounce): the
+    panel's keepalive request on pagehide reaches the exam door, so the server holds the
+    draft, and a new tab on the same sign-in link gets it back."""
+    study = make_study(db, server.settings.asset_dir, slug="s" + uuid.uuid4().hex[:10], n_cases=2)
+    invite = make_reader(db, study, ready=True)
+    link = sign_in_link(server.app.url, invite.token)
+    open_exam(page, link)
+    expect_case(page, 1, 2)
+    type_diagnosis(page, "Typed as I left")
+    choose_likert(page, 1)
+    box = diagnosis_box(page)
+    box.click()
+    page.keyboard.press("End")
+    page.keyboard.type(" in a hurry")
+    page.goto("about:blank")  # well inside the debounce: only the pagehide report is due
+    kept = None
+    for _ in range(100):
+        db.expire_all()
+        kept = db.exec(select(ExamDraft).where(ExamDraft.reader_id == invite.reader.id)).first()
+        if kept is not None and kept.diagnosis == "Typed as I left in a hurry":
+            break
+        page.wait_for_timeout(100)
+    assert kept is not None and kept.diagnosis == "Typed as I left in a hurry", kept
+    assert kept.likert == 1 and kept.active_ms is not None and kept.active_ms > 0
+    browser = page.context.browser
+    assert browser is not None
+    other = browser.new_context(viewport={"width": 1024, "height": 768})
+    try:
+        fresh = other.new_page()
+        open_exam(fresh, link)
+        expect_case(fresh, 1, 2)
+        expect(diagnosis_box(fresh)).to_have_value("Typed as I left in a hurry")
+        expect(likert_choice(fresh, 1)).to_be_checked()
+    finally:
+        other.close()
+    assert _rows(db, invite.reader) == []

@@ -33,7 +33,9 @@ from reader_app.models import Case, CaseImage, CaseReport, Reader, Response
 from reader_app.study.assets import asset_path
 from tests.conftest import fresh_sqlite_url
 from tests.e2e.conftest import ServedApp, artifact, start_app, stop_app
+from tests.e2e.contrast import low_contrast_texts
 from tests.e2e.exam_driver import (
+    PANEL,
     choose_likert,
     diagnosis_box,
     expect_case,
@@ -601,6 +603,10 @@ def test_reading_room_gives_the_image_the_screen(
                 box = toast.bounding_box()
                 assert box is None or not _overlaps(box, pause), "a toast covers Pause"
             page.screenshot(path=str(artifact(f"room-after-submit-{number}-{size}.png")))
+            # the case the panel put up itself, its notice, and the page around it: AA
+            failures = low_contrast_texts(page.locator(PANEL).first)
+            failures += low_contrast_texts(page.locator('[data-testid="stMain"]'))
+            assert failures == [], failures
     expect(page.get_by_text("You have finished this exam")).to_be_visible()
     rows = _rows(db, reader)
     assert len(rows) == 3
