@@ -11,8 +11,9 @@ then drives one Chromium context per reader through the stable widget keys
 (``diagnosis``, ``likert``, ``submit``) with random pacing. Readers start on
 replica i % R and sign in again on the next replica half-way through.
 
-An answer is acknowledged when the page shows the next case (or the finish
-screen) after the click. ``--kill-at F`` kill -9s replica 0 once that fraction
+An answer is acknowledged when the case panel shows another case (or the page
+the finish screen) after the click: the panel moves on only once the server has
+committed the answer. ``--kill-at F`` kill -9s replica 0 once that fraction
 of all answers is acknowledged and restarts it on the same port; its readers
 reload and resume. The last line of standard output is the same JSON object as
 scripts/loadtest.py's (readers, cases, attempted, committed, lost, duplicated,
@@ -52,6 +53,18 @@ from benchmarks.kit.servers import Server, free_port, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE_RE = re.compile(r"Case (\d+) of (\d+)")
+# An answer is acknowledged when the case panel shows another case than the one answered
+# (it does so only on the server's word that the answer is committed), or the exam is
+# finished. Not the header: it follows a moment later, and a reconnect to a restarted
+# server redraws it without any answer stored.
+MOVED_ON = """(answered) => {
+    if (document.body.innerText.includes('finished')) return true;
+    for (const host of document.querySelectorAll('*')) {
+        const panel = host.shadowRoot && host.shadowRoot.querySelector('[data-case]');
+        if (panel) return panel.dataset.case !== answered;
+    }
+    return false;
+}"""
 
 
 class Replica:
@@ -272,9 +285,17 @@ class Run:
             form_case = await self.form_case(page)
             t0 = time.perf_counter()
             await page.get_by_role("button", name="Submit answer", exact=True).click()
+            timeout = self.args.ack_timeout * 1000
             moved = page.locator(f":text('Case {number + 1} of'), :text('finished')")
-            await moved.first.wait_for(timeout=self.args.ack_timeout * 1000)
-            return None, (time.perf_counter() - t0) * 1000, form_case
+            if not form_case:
+                await moved.first.wait_for(timeout=timeout)
+                return None, (time.perf_counter() - t0) * 1000, form_case
+            # the panel moves on only once the server has committed
+            await page.wait_for_function(MOVED_ON, arg=form_case, timeout=timeout)
+            ms = (time.perf_counter() - t0) * 1000
+            with contextlib.suppress(Exception):  # then the header, as a reader reads it
+                await moved.first.wait_for(timeout=timeout)
+            return None, ms, form_case
         except Exception as exc:  # not acknowledged (e.g. the replica died): re-read the page
             return f"{type(exc).__name__}: {exc}"[:300], 0.0, form_case
 

@@ -87,6 +87,8 @@ let lastSubmitted = null; // the case whose answer was last sent
 // --- drafts kept by the server (exam/drafts.py) ---------------------------------
 const DRAFT_FIELDS = ["diagnosis", "findings", "impression", "likert", "idk", "no_focal_finding", "marker"];
 const DRAFT_DEBOUNCE_MS = 1000;
+const NOT_SENT =
+  "Not saved yet: the server could not be reached. Your answer is kept here and sent again once the page is back.";
 
 // The server's draft of the case (data.draft) against this tab's copy: the newer by
 // the browser's clock at the last edit wins (a tab's copy not yet reported is newer
@@ -310,6 +312,18 @@ function mountCase(parentElement, data, hooks) {
   }
 
   let errorField = null;
+  // the door could not be reached (a server restarted, a lost connection): said above
+  // Submit, and kept through the page runs of a reconnect, until the next submit
+  let unsent = "";
+  let pending = null; // that answer, and the session it was sent to
+  let nudge = null; // while it is kept: asks for page runs, so a reconnect shows itself
+  function keep(value, session) {
+    pending = value ? { value, session } : null;
+    clearInterval(nudge);
+    nudge = null;
+    // a restarted server runs nothing until asked: a page run there names the new session
+    if (pending) nudge = setInterval(() => setTriggerValue("advanced", { case: caseId, shown: null }), RESEND_MS);
+  }
   function refusal(message, field) {
     error.textContent = message || "";
     errorField = message ? field || null : null;
@@ -329,6 +343,7 @@ function mountCase(parentElement, data, hooks) {
   }
 
   function changed(extra = {}) {
+    if (pending) keep(null); // an unsent answer is sent again only as it was
     Object.assign(draft, values(), extra, { touched: true, edited_at: Date.now() });
     storeSet(DRAFT_KEY(caseId), draft);
     showError();
@@ -426,6 +441,10 @@ function mountCase(parentElement, data, hooks) {
       post("draft", snapshot(), true).catch(() => {});
     }
   }
+  // back from the browser's back-forward cache: the page did not go after all
+  function onPageshow(event) {
+    if (event.persisted && reporting && lastSubmitted !== caseId && !sending) reporter.resume();
+  }
 
   // --- submit: one value, from this panel's state at this moment ----------------
   // One submit at a time (a double click's second click is ignored), but never a
@@ -470,12 +489,28 @@ function mountCase(parentElement, data, hooks) {
       setTriggerValue("submit", value);
       return;
     }
-    // the exam door: the answer is committed before its reply; where the door cannot be
-    // reached, the same value goes as the submit trigger (a repeat is never stored twice)
+    if (unsent) refusal("", null); // a new try: a second failure is said anew
+    unsent = "";
+    deliver(value);
+  }
+  // The exam door: the answer is committed before its reply. Where the door cannot be
+  // reached, the same value goes as the submit trigger (a repeat is never stored twice),
+  // and it is kept: a reconnect to a restarted server (a page run naming a new session)
+  // sends it again, unless the reader changed the form meanwhile.
+  function deliver(value) {
     awaiting = true;
+    keep(null);
+    const session = current.door.session;
     post("answer", value).then(answered, () => {
       awaiting = false;
+      unsent = NOT_SENT;
+      keep(value, session);
       setTriggerValue("submit", value);
+      // said once no page run took the trigger either (one that does moves on, or names
+      // its refusal; with the connection gone, the trigger is lost with it)
+      setTimeout(() => {
+        if (unsent && PANELS.get(parentElement) === panel) refusal(unsent, null);
+      }, RESEND_MS);
     });
   }
   // The door's reply. Stored: the case after this one goes up at once when the panel
@@ -517,6 +552,7 @@ function mountCase(parentElement, data, hooks) {
   document.addEventListener("keydown", onKey, true);
   document.addEventListener("visibilitychange", onVisibility);
   window.addEventListener("pagehide", onPagehide);
+  window.addEventListener("pageshow", onPageshow);
 
   // The same case drawn again: after a submit was handled (a refusal, an outage: the
   // attempt moved on) Submit works again; a run for a draft's report changes nothing.
@@ -529,7 +565,15 @@ function mountCase(parentElement, data, hooks) {
       current.prefetch = next.prefetch || [];
       if (viewer.image.complete) prefetch();
     }
-    refusal(f.error ? f.error.message : "", f.error ? f.error.field : null);
+    if (f.error) unsent = "";
+    if (pending && !awaiting) {
+      if (current.door && current.door.session !== pending.session) {
+        deliver(pending.value); // the server is back with a new session: send it there
+      } else if (f.attempt !== attempt) {
+        keep(null); // the same session took the trigger and answered it: its word stands
+      }
+    }
+    refusal(f.error ? f.error.message : unsent, f.error ? f.error.field : null);
     if (f.attempt === attempt) return;
     attempt = f.attempt;
     if (awaiting) return; // the door's reply decides
@@ -559,6 +603,7 @@ function mountCase(parentElement, data, hooks) {
 
   function cleanup() {
     clearTimeout(resend);
+    clearInterval(nudge);
     if (PANELS.get(parentElement) === panel) PANELS.delete(parentElement);
     if (since !== null) {
       ACTIVE.set(caseId, activeNow());
@@ -570,6 +615,7 @@ function mountCase(parentElement, data, hooks) {
     document.removeEventListener("keydown", onKey, true);
     document.removeEventListener("visibilitychange", onVisibility);
     window.removeEventListener("pagehide", onPagehide);
+    window.removeEventListener("pageshow", onPageshow);
     window.removeEventListener("resize", fitSide);
     sideObserver.disconnect();
     clearTimeout(sideSettle);
