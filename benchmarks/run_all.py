@@ -151,7 +151,7 @@ def transition_headline(res: dict[str, Any], _: str) -> tuple[str, str, bool | N
     if len(p50s) > 1:
         text += f"; scaling p50 {min(p50s):.0f}-{max(p50s):.0f} ms"
     ok = m["ratio_p95"] <= res["target_ratio_p95"] and sub <= res["submit"]["target_p95_ms"]
-    return text, "p95 <= 1.5x floor; submit p95 <= 20 ms", ok
+    return text, f"p95 <= {res['target_ratio_p95']}x floor; submit p95 <= 20 ms", ok
 
 
 def memory_headline(res: dict[str, Any], _: str) -> tuple[str, str, bool | None]:

@@ -8,7 +8,9 @@
 What one transition is: the reader clicks *Submit answer*; it ends when every
 image of the next case that the viewer shows (one spot image, or a strip's
 large slice and its 16 thumbnails) has been fetched, decoded (``img.decode()``)
-and painted (the next animation frame). Both ends are taken by the browser's
+and painted (the next animation frame). The page's settling around it (the page
+run that moves the progress bar, which follows the server's acknowledgement) is
+timed apart, as "settled". Both ends are taken by the browser's
 own clock: the click event's ``timeStamp`` and ``performance.now()``, seen by a
 ``MutationObserver`` armed just before the click. Playwright only fills the
 form and clicks; its own latency is outside the window.
@@ -108,6 +110,7 @@ class Run:
     floor_ms: list[float] = field(default_factory=list)
     app_dom_ms: list[float] = field(default_factory=list)
     floor_dom_ms: list[float] = field(default_factory=list)
+    app_settled_ms: list[float] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)  # of the case shown after each transition
     load: list[float] = field(default_factory=list)
     responses_in_db: int = 0
@@ -131,6 +134,7 @@ class Run:
             "floor": floor,
             "app_in_place": latency_summary(self.app_dom_ms),
             "floor_in_place": latency_summary(self.floor_dom_ms),
+            "app_settled": latency_summary(self.app_settled_ms),
             "to_spot": by_kind["spot"],
             "to_strip": by_kind["strip"],
             "ratio_p50": round(app["p50_ms"] / floor["p50_ms"], 2),
@@ -141,6 +145,7 @@ class Run:
             "floor_ms": [round(v, 1) for v in self.floor_ms],
             "app_in_place_ms": [round(v, 1) for v in self.app_dom_ms],
             "floor_in_place_ms": [round(v, 1) for v in self.floor_dom_ms],
+            "app_settled_ms": [round(v, 1) for v in self.app_settled_ms],
             "next_kind": list(self.kinds),
         }
 
@@ -178,13 +183,14 @@ def run_transitions(
             order = pages if slot % 2 == 0 else pages[::-1]  # neither always goes first
             for run, page in order:
                 fill_answer(page, f"Benchmark answer {slot}", slot % 5)
-                dom, total = timed_click(page, SUBMIT, CASE_IMAGES, expected, progress)
+                dom, total, settled = timed_click(page, SUBMIT, CASE_IMAGES, expected, progress)
                 run.app_ms.append(total)
                 run.app_dom_ms.append(dom)
+                run.app_settled_ms.append(settled)
                 run.kinds.append(study.kinds[nxt])
                 idle(page)
             idle(floor_page)
-            dom, total = timed_click(floor_page, ".st-key-next button", FLOOR_IMAGES, 1, None)
+            dom, total, _ = timed_click(floor_page, ".st-key-next button", FLOOR_IMAGES, 1, None)
             for run, _ in pages:
                 run.floor_ms.append(total)
                 run.floor_dom_ms.append(dom)

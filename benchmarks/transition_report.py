@@ -8,7 +8,8 @@ from benchmarks import submit_cost
 from benchmarks.kit.doc import para
 
 SECTION = "## Transitions"
-TARGET_RATIO = 1.5  # exam p95 at most this many times the floor's
+TARGET_RATIO = 1.0  # exam p95 at most this many times the floor's (issue 25)
+AIM_RATIO = 0.5  # what moving from case to case without a script run should reach
 
 
 def _ms(x: float | None) -> str:
@@ -32,6 +33,7 @@ def main_table(main: dict[str, Any], before: dict[str, Any] | None) -> list[str]
         row("exam, all", main["app"], bold=True),
         row("exam, to a spot case", main["to_spot"]),
         row("exam, to a strip case", main["to_strip"]),
+        row("exam, the page settled (progress bar moved)", main["app_settled"]),
         row("floor: bare Streamlit, one PNG", main["floor"], bold=True),
         f"| **ratio exam / floor** | | **{main['ratio_p50']}x** | **{main['ratio_p95']}x** | |",
     ]
@@ -72,19 +74,30 @@ def verdict(res: dict[str, Any]) -> list[str]:
     main = res["main"]
     ratio = main["ratio_p95"]
     lines = []
-    if ratio <= TARGET_RATIO:
+    if ratio <= AIM_RATIO:
         lines.append(
-            f"Target p95 at most {TARGET_RATIO}x the floor: **met** ({ratio}x in this run)."
+            f"Target p95 at most {TARGET_RATIO}x the floor, aim {AIM_RATIO}x: **both met**"
+            f" ({ratio}x in this run)."
+        )
+    elif ratio <= TARGET_RATIO:
+        lines.append(
+            f"Target p95 at most {TARGET_RATIO}x the floor: **met** ({ratio}x in this run);"
+            f" the aim of {AIM_RATIO}x is not reached."
         )
     else:
         lines.append(
-            f"Target p95 at most {TARGET_RATIO}x the floor: **not met in this run** "
-            f"({ratio}x). The gap is the strip cases: a strip brings 17 images and a viewer"
-            " of ten widgets (window presets, slider, step buttons, enlarge, the grid) where"
-            " the floor swaps one picture, so its page run sends and the browser lays out"
-            f" more (strip p50 {_ms(main['to_strip']['p50_ms'])} against spot"
-            f" {_ms(main['to_spot']['p50_ms'])}). Spot transitions are at the floor."
+            f"Target p95 at most {TARGET_RATIO}x the floor: **not met in this run**"
+            f" ({ratio}x; to a spot case p95 {_ms(main['to_spot']['p95_ms'])}, to a strip"
+            f" case {_ms(main['to_strip']['p95_ms'])})."
         )
+    lines.append(
+        "The next case goes up when the exam door acknowledges the commit: the panel"
+        " already holds that case's data and decoded images, so no script run stands"
+        " between the click and the case. The page run that follows (the header and"
+        " progress bar, and the case after that one for the panel to hold) is the"
+        f' "settled" row: p50 {_ms(main["app_settled"]["p50_ms"])}, p95'
+        f" {_ms(main['app_settled']['p95_ms'])}; the reader can read and type meanwhile."
+    )
     lines.append(
         "Both the exam and the floor are measured under the same load; with a load average"
         " above the core count every figure here is inflated, and the ratio moves by a few"
@@ -212,8 +225,9 @@ def markdown(res: dict[str, Any], command: str, baseline: dict[str, Any] | None)
         )
         lines += [*waste_table(baseline["waste"]), ""]
     lines += para(
-        "The query-count tests hold the database side: a page run is 4 statements, and at",
-        "case 200 it runs the same 4 statements as at case 2, with the same number of SQLite",
+        "The query-count tests hold the database side: a page run is 5 statements (the",
+        "fifth reads the drafts), and at case 200 it runs the same 5 statements as at case 2,",
+        "with the same number of SQLite",
         "VM instructions, for a page run and for a transition",
         "(`tests/reader_app/ui/test_exam_cost.py`). The service-level twin",
         "(`tests/reader_app/exam/test_next_case_cost.py`) compares case 1 and case 200: 184",

@@ -87,7 +87,9 @@ def _type_slug(page: Page, slug: str) -> None:
 def _upload(page: Page, zip_path: Path) -> None:
     page.locator(".st-key-setup_zip input[type=file]").set_input_files(str(zip_path))
     # the server has the file once the page names it (its rerun after the upload)
-    expect(page.locator(".st-key-setup_chosen")).to_contain_text(f"Chosen: {zip_path.name}")
+    expect(page.locator(".st-key-setup_chosen")).to_contain_text(
+        f"Chosen: {zip_path.name}", timeout=30_000
+    )  # the page run after the upload: seconds on a loaded machine
     settled(page)
 
 
