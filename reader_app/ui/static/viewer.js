@@ -48,9 +48,20 @@ const MARKER_COARSE = 10; // with Shift
 const INSTANCES = new WeakMap(); // parentElement -> cleanup of the live instance
 let lastCase = null; // a new case starts at the top of the page (phones, tablets)
 
-function scrollToTop() {
-  for (const node of [document.querySelector("[data-testid=stMain]"), document.scrollingElement]) {
-    if (node && node.scrollTop > 0) node.scrollTo({ top: 0 });
+// The elements around ours, nearest first, out of our shadow tree and up to <html>:
+// found by walking up from our own node, never by the host page's names for them.
+function ancestors(node) {
+  const found = [];
+  for (let n = node; n; ) {
+    n = n.parentElement || (n.parentNode instanceof ShadowRoot ? n.parentNode.host : null);
+    if (n) found.push(n);
+  }
+  return found;
+}
+
+function scrollToTop(node) {
+  for (const around of ancestors(node)) {
+    if (around.scrollTop > 0) around.scrollTo({ top: 0 });
   }
 }
 const MAX_SCALE = 40;
@@ -769,8 +780,7 @@ export function mountViewer(component, hooks = {}) {
   // around it changes size (content above it can move it without resizing it)
   const observer = new ResizeObserver(() => requestAnimationFrame(layout));
   observer.observe(root);
-  const page = document.querySelector("[data-testid=stMainBlockContainer]");
-  if (page) observer.observe(page);
+  for (const around of ancestors(root)) observer.observe(around);
   const settle = setTimeout(layout, 400); // after Streamlit has removed the last run's leftovers
 
   img.addEventListener("load", drawMarker);
@@ -778,7 +788,7 @@ export function mountViewer(component, hooks = {}) {
   if (!rec.windows.includes(windows[win].name)) rec.windows.push(windows[win].name);
   if (stack) buildThumbs();
   rec.wl = { ...WL_STORED }; // a (re)drawn case starts as stored
-  if (lastCase !== null && lastCase !== caseId) scrollToTop();
+  if (lastCase !== null && lastCase !== caseId) scrollToTop(root);
   lastCase = caseId;
   show(0);
   layout();

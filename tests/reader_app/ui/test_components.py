@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 from reader_app.core.settings import Settings, load_settings
 from reader_app.exam.next_case import CaseView, ImageView
 from reader_app.study.assets import store_asset
+from reader_app.ui.components.case_viewer import STATIC
 from tests.factories import phantom_png
 from tests.reader_app.ui.helpers import images, panel_data, panel_submit, viewer_data
 
@@ -221,3 +222,17 @@ def test_sign_in_panel_messages() -> None:
     assert "signed out" in at.run().success[0].value
     at.session_state["_auth_error"] = "This sign-in link has been revoked."
     assert "revoked" in at.run().error[0].value
+
+
+# How Streamlit names its own rendered nodes: test ids, widget keys' classes, the app root.
+STREAMLIT_DOM = ("data-testid", "st-key-", "stApp", "stMain", "stVerticalBlock")
+
+
+@pytest.mark.parametrize(
+    "script", sorted(p.name for p in STATIC.glob("*.js") if ".min." not in p.name)
+)
+def test_our_scripts_never_reach_into_streamlits_rendered_dom(script: str) -> None:
+    """A component keeps to its own DOM (a Streamlit release may rename its nodes): what it
+    needs around it, it finds by walking up from its own element."""
+    source = (STATIC / script).read_text(encoding="utf-8")
+    assert not [name for name in STREAMLIT_DOM if name in source], script
