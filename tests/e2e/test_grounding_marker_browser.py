@@ -23,6 +23,7 @@ from playwright.sync_api import Browser, Page, expect
 from sqlalchemy import text
 from sqlmodel import Session, col, select
 
+from reader_app.charts.contrast import contrast
 from reader_app.core.auth import sign_in_link
 from reader_app.grounding.store import parse_location_json
 from reader_app.models import Case, Reader, Response
@@ -32,7 +33,10 @@ from tests.e2e.exam_driver import (
     choose_likert,
     diagnosis_box,
     expect_case,
+    expect_focus,
     fill_answer,
+    focused_field,
+    idk_box,
     is_strip,
     likert_choice,
     no_focal_box,
@@ -313,6 +317,72 @@ def test_no_focal_finding_clearing_reload_and_the_keyboard(
     stored = _locations(db, reader)
     assert _near(stored[third], x, y, None), stored[third]
     assert len(stored) == 3
+
+
+FOCUS_RING = """() => {
+    let el = document.activeElement;
+    while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+    const up = (e) => e.parentElement
+        || (e.getRootNode() instanceof ShadowRoot ? e.getRootNode().host : null);
+    let ground = getComputedStyle(document.body).backgroundColor;
+    for (let e = up(el); e; e = up(e)) {
+        const c = getComputedStyle(e).backgroundColor;
+        const m = c.match(/rgba?\\(([^)]+)\\)/);
+        const parts = m ? m[1].split(",").map(Number) : [];
+        if (m && (parts.length < 4 || parts[3] >= 0.99)) { ground = c; break; }
+    }
+    const s = getComputedStyle(el);
+    return {style: s.outlineStyle, width: parseFloat(s.outlineWidth), colour: s.outlineColor,
+            ground};
+}"""
+
+
+def _ring_is_visible(page: Page, field: str) -> None:
+    """The focused field draws a solid ring at least 2 px wide, at 3:1 or more against the
+    background it is drawn on (WCAG 1.4.11, non-text contrast)."""
+    ring = page.evaluate(FOCUS_RING)
+    assert ring["style"] == "solid" and ring["width"] >= 2, (field, ring)
+    ratio = contrast(ring["colour"], ring["ground"])
+    assert ratio >= 3.0, f"{field}: ring {ring['colour']} on {ring['ground']} = {ratio:.2f}:1"
+
+
+def test_the_keyboard_walks_the_location_form_in_order_with_a_visible_ring(
+    server: Server, page: Page, db: Session
+) -> None:
+    """Issue 25: on each new case the first field has the focus; Tab goes diagnosis ->
+    confidence -> I don't know -> No focal finding -> Submit, each with a visible ring;
+    an answer given with the keyboard alone is stored as the page showed it."""
+    page.set_viewport_size({"width": 1024, "height": 768})
+    reader = _start(server, db, page, 2)
+    for number in (1, 2):
+        expect_case(page, number, 2)
+        viewer_ready(page)
+        case = panel_case(page)
+        expect_focus(page, "diagnosis")
+        _ring_is_visible(page, "diagnosis")
+        page.keyboard.type(f"Keyboard walk {number}")
+        order = []
+        for _ in range(4):
+            page.keyboard.press("Tab")
+            field = focused_field(page)
+            assert field is not None
+            _ring_is_visible(page, field)
+            order.append(field)
+            if field == "likert":
+                page.keyboard.press("ArrowRight")  # the first choice, then the next: 1
+            if field == "no_focal_finding":
+                page.keyboard.press(" ")
+        assert order == ["likert", "idk", "no_focal_finding", "submit"], order
+        expect(likert_choice(page, 1)).to_be_checked()
+        expect(no_focal_box(page)).to_be_checked()
+        expect(idk_box(page)).not_to_be_checked()
+        before = progress(page)
+        page.keyboard.press("Enter")
+        wait_next_screen(page, before)
+        row = _stored_rows(db, reader)[case]
+        assert (row.diagnosis, row.likert, row.idk) == (f"Keyboard walk {number}", 1, False)
+        assert parse_location_json(row.location_json) == (None, True)
+    expect(page.get_by_text("You have finished this exam")).to_be_visible()
 
 
 def test_an_optional_location_may_be_left_out(server: Server, page: Page, db: Session) -> None:
