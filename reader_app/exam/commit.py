@@ -111,7 +111,11 @@ def _commit(
             reader = signed_in_reader(session, reader_id, token_hash)
             if reader is None:
                 return Outcome(stored=False, error=ACCESS_ENDED)
-            report = answer_mode(session=session, case_public_id=case.public_id) == "report"
+            mode = state.answer_mode(
+                case.public_id,
+                lambda: answer_mode(session=session, case_public_id=case.public_id),
+            )
+            report = mode == "report"
             checked = check_submission(
                 sub,
                 case,

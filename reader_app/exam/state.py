@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -47,6 +48,7 @@ class ExamState:
     form_error_field: str | None = None
     attempt: int = 0  # submits handled: a refusal repeated word for word still reaches the panel
     following: NextUp | None = None  # the case the panel shows once the answer is stored
+    answer_modes: dict[str, str] = field(default_factory=dict)  # public id -> its answer mode
     # the exam door (ui/exam_door.py) commits from a server thread, the page from its own
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
@@ -58,6 +60,14 @@ class ExamState:
         self.paused_s = 0.0
         self.windows_seen = {opening_window}
         self.refuse(None)
+
+    def answer_mode(self, public_id: str, read: Callable[[], str]) -> str:
+        """The case's answer mode ("diagnosis" or "report"): ``read`` once per case and
+        session (it is fixed at import)."""
+        mode = self.answer_modes.get(public_id)
+        if mode is None:
+            mode = self.answer_modes[public_id] = read()
+        return mode
 
     def refuse(self, message: str | None, field_name: str | None = None) -> None:
         """Show ``message`` above Submit (about ``field_name``), or clear it."""

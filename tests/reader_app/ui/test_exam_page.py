@@ -418,10 +418,11 @@ def test_a_refused_sign_in_clears_the_previous_readers_exam_state(
     assert progress_text(at) == "Case 2 of 3"
     exam = at.session_state["_exam"]  # the exam's one typed state object
     assert exam.case is not None and exam.order is not None
+    assert set(exam.answer_modes.values()) == {"diagnosis"}  # the cases' modes, kept there too
     at.query_params["token"] = "not-a-real-token"
     at.run()
     assert "not valid" in at.error[0].value
-    for key in ("_exam", "_signed_in", "_answer_modes"):
+    for key in ("_exam", "_signed_in"):
         assert key not in at.session_state, key
     at.query_params["token"] = second.token
     at.run()
