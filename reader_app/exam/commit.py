@@ -14,7 +14,7 @@ appears). ``state.lock`` keeps the two doors and the page's own drawing apart.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -56,6 +56,8 @@ class Outcome:
     duplicate: bool = False
     shown: str | None = None  # the case now current, the one the panel holds next; None:
     # the page draws what comes (practice feedback, the end, a case the panel lacks)
+    attempt: int | None = None  # the submit's number (``ExamState.attempt``): a page run
+    # drawn before it (an older attempt) does not overrule what this outcome says
 
     def json(self) -> dict[str, Any]:
         return asdict(self)
@@ -85,7 +87,7 @@ def commit_answer(
             state.refuse(outcome.error, outcome.field)
         elif not outcome.stored:
             state.refuse(None)
-        return outcome
+        return replace(outcome, attempt=state.attempt)
 
 
 def _commit(

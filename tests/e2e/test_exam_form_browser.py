@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import APIResponse, Page, Route, expect
+from playwright.sync_api import APIResponse, Page, Route, WebSocketRoute, expect
 from sqlmodel import Session, col, select
 
 from reader_app.core.auth import sign_in_link
@@ -508,3 +508,85 @@ def test_a_draft_typed_just_before_the_page_goes_away_is_kept_by_the_server(
     finally:
         other.close()
     assert _rows(db, invite.reader) == []
+
+
+STREAM = "**/_stcore/stream"  # Streamlit's websocket
+
+
+def _script_finished(frames: list[str | bytes]) -> bool:
+    """Whether the held server frames hold a whole page run (its ``script_finished``)."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    for raw in frames:
+        if isinstance(raw, bytes):
+            msg = ForwardMsg()
+            msg.ParseFromString(raw)
+            if msg.WhichOneof("type") == "script_finished":
+                return True
+    return False
+
+
+def test_the_doors_refusal_stays_when_a_page_run_drawn_before_it_arrives_after_it(
+    server: Server, page: Page, db: Session
+) -> None:
+    """Said, never silent, whatever the order of arrival. The panel puts case 2 up on the
+    door's reply and asks for a page run; that run is drawn at once but held on its way
+    to the browser (the websocket is routed here). The reader picks a confidence and
+    submits without a diagnosis: the door refuses, and the refusal shows. Then the held
+    run arrives, drawn before that submit: the refusal stays on screen, and the answer
+    typed after it is stored once."""
+    study = make_study(db, server.settings.asset_dir, slug="s" + uuid.uuid4().hex[:10], n_cases=3)
+    invite = make_reader(db, study, ready=True)
+    held: list[str | bytes] = []
+    holding = [False]
+    sockets: list[WebSocketRoute] = []
+
+    def route(ws: WebSocketRoute) -> None:
+        upstream = ws.connect_to_server()
+        sockets.append(ws)
+
+        def from_server(message: str | bytes) -> None:
+            if holding[0]:
+                held.append(message)
+            else:
+                ws.send(message)
+
+        upstream.on_message(from_server)
+
+    page.route_web_socket(STREAM, route)
+    open_exam(page, sign_in_link(server.app.url, invite.token))
+    expect_case(page, 1, 3)
+    first = panel_case(page)
+    type_diagnosis(page, "First answer")
+    choose_likert(page, 2)
+    holding[0] = True
+    submit(page, "click")
+    expect(page.locator(PANEL).first).not_to_have_attribute("data-case", first)
+    for _ in range(400):  # each wait lets the socket's handler run
+        if _script_finished(held):
+            break
+        page.wait_for_timeout(25)
+    assert _script_finished(held), "the page run asked for as case 2 went up was not drawn"
+    assert progress(page).startswith("Case 1 of 3")  # that run has not reached the page
+
+    choose_likert(page, 3)
+    submit(page, "click")
+    refused = page.get_by_text("Enter a diagnosis, or choose")
+    expect(refused).to_be_visible()
+    holding[0] = False
+    for message in held:  # the run drawn before the refused submit arrives now
+        sockets[-1].send(message)
+    held.clear()
+    expect_case(page, 2, 3)
+    page.wait_for_timeout(300)  # the panel has taken that run's data
+    expect(refused).to_be_visible()
+    assert on_screen(page) == {"diagnosis": "", "likert": 3, "idk": False}
+
+    type_diagnosis(page, "Typed after the refusal")
+    before = progress(page)
+    submit(page, "enter")
+    wait_next_screen(page, before)
+    assert [_stored(r) for r in _rows(db, invite.reader)] == [
+        {"diagnosis": "First answer", "likert": 2, "idk": False},
+        {"diagnosis": "Typed after the refusal", "likert": 3, "idk": False},
+    ]

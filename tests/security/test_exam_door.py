@@ -214,6 +214,8 @@ def test_the_readers_own_post_stores_once_and_names_the_case_shown_next(door: Do
         assert (
             status == 200 and again["stored"] is False and "already saved" in str(again["notice"])
         )
+        # each reply names its submit, so a page run drawn before it cannot overrule it
+        assert isinstance(reply["attempt"], int) and again["attempt"] == reply["attempt"] + 1
     rows = _rows(door)
     assert [(r.diagnosis, r.likert) for r in rows] == [("Pneumothorax", 3)]
     door.db.expire_all()

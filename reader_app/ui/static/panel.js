@@ -312,6 +312,10 @@ function mountCase(parentElement, data, hooks) {
   }
 
   let errorField = null;
+  // the exam door's last refusal, and the submit's attempt: a page run drawn before that
+  // submit (asked for when this case went up, arriving after the reply) has no word of
+  // it and must not wipe it; a run at least as new says the server's own word
+  let doorRefusal = null;
   // the door could not be reached (a server restarted, a lost connection): said above
   // Submit, and kept through the page runs of a reconnect, until the next submit
   let unsent = "";
@@ -534,6 +538,9 @@ function mountCase(parentElement, data, hooks) {
     }
     if (reply.error) {
       lastSubmitted = null;
+      doorRefusal = Number.isFinite(reply.attempt)
+        ? { message: reply.error, field: reply.field, attempt: reply.attempt }
+        : null;
       refusal(reply.error, reply.field);
       ready();
       error.scrollIntoView?.({ block: "nearest" });
@@ -573,7 +580,9 @@ function mountCase(parentElement, data, hooks) {
         keep(null); // the same session took the trigger and answered it: its word stands
       }
     }
-    refusal(f.error ? f.error.message : unsent, f.error ? f.error.field : null);
+    if (doorRefusal && !(f.attempt < doorRefusal.attempt)) doorRefusal = null;
+    if (doorRefusal) refusal(doorRefusal.message, doorRefusal.field);
+    else refusal(f.error ? f.error.message : unsent, f.error ? f.error.field : null);
     if (f.attempt === attempt) return;
     attempt = f.attempt;
     if (awaiting) return; // the door's reply decides
