@@ -13,6 +13,9 @@ Streamlit's own routes, outermost first:
   (reader_app/core/upload_spool.py, behind Streamlit's uploaded-file manager:
   reader_app/ui/disk_uploads.py).
 
+Its lifespan sets TCP_NODELAY on the listening socket first (reader_app/core/tcp_nodelay.py:
+Streamlit's own binding leaves every connection with Nagle's algorithm).
+
 One route of ours beside Streamlit's: reader_app/ui/exam_door.py, where the exam
 panel posts its answer and its last draft, for the session that drew it, from its
 browser.
@@ -33,9 +36,11 @@ from streamlit import config
 from streamlit.util import calc_hash
 
 from reader_app.core.browser_proof import TRUSTED_USER_HEADERS, USER_KEY, BrowserProof
+from reader_app.core.logs import configure_logging
 from reader_app.core.origin_check import SameOrigin
 from reader_app.core.security_headers import SecurityHeaders
 from reader_app.core.settings import SettingsError, load_settings
+from reader_app.core.tcp_nodelay import with_nodelay
 from reader_app.core.upload_gate import UploadGate, UploadSession
 from reader_app.core.upload_spool import UPLOADS, SpoolPut, UploadSpool
 from reader_app.ui.disk_uploads import reaper, with_disk_uploads, xsrf_ok
@@ -79,9 +84,12 @@ except SettingsError as exc:
     raise SystemExit(2) from exc
 _bind_sessions_to_browsers()
 spool = UploadSpool(settings.data_dir / UPLOADS)  # sweeps what dead servers left first
+configure_logging()  # the lifespan logs before main.py first runs
 app = st.App(
     MAIN,
-    lifespan=reaper(spool),  # removes the files of sessions that expired
+    # TCP_NODELAY on the listener (core/tcp_nodelay.py), then the reaper, which removes
+    # the files of sessions that expired
+    lifespan=with_nodelay(reaper(spool)),
     routes=exam_routes(settings),  # the exam panel's answer and last draft
     middleware=[
         Middleware(SecurityHeaders),
