@@ -6,7 +6,6 @@ shared test server is never stopped. Real Chromium, real key presses.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +13,9 @@ import pytest
 from playwright.sync_api import expect
 from sqlmodel import Session, col, select
 
-from reader_app.core.auth import sign_in_link
-from reader_app.core.db import make_engine, migrate
-from reader_app.core.settings import load_settings
+from reader_app.core.db import migrate
 from reader_app.models import Response
-from tests.e2e.conftest import artifact, start_app, stop_app
+from tests.e2e.conftest import artifact
 from tests.e2e.exam_driver import (
     choose_likert,
     expect_case,
@@ -29,7 +26,7 @@ from tests.e2e.exam_driver import (
     type_diagnosis,
     wait_next_screen,
 )
-from tests.factories import make_reader, make_study
+from tests.reliability.exam_server import exam_walk, reader_env
 from tests.reliability.pgcluster import ThrowawayPostgres
 
 pytestmark = [
@@ -44,19 +41,10 @@ def test_postgres_down_keeps_the_typed_answer_and_the_retry_stores_once(
     throwaway_pg: ThrowawayPostgres, throwaway_db: str, tmp_path: Path, browser: Any
 ) -> None:
     migrate(throwaway_db)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("STREAMLIT_", "READERSTUDY_"))}
-    env.update(READERSTUDY_DATABASE_URL=throwaway_db, READERSTUDY_DATA_DIR=str(tmp_path / "d"))
-    settings = load_settings(env)
-    engine = make_engine(throwaway_db)
-    with Session(engine, expire_on_commit=False) as db:
-        study = make_study(db, settings.asset_dir, n_cases=2)
-        invite = make_reader(db, study, ready=True)
-    app = start_app(env, tmp_path / "app.log")
-    context = browser.new_context(viewport={"width": 1024, "height": 768})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    try:
-        open_exam(page, sign_in_link(app.url, invite.token))
+    env = reader_env(throwaway_db, tmp_path / "d")
+    with exam_walk(env, tmp_path / "app.log", browser, n_cases=2) as walk:
+        page = walk.page
+        open_exam(page, walk.link)
         expect_case(page, 1, 2)
         type_diagnosis(page, "Typed while the server is down")
         choose_likert(page, 2)
@@ -77,12 +65,8 @@ def test_postgres_down_keeps_the_typed_answer_and_the_retry_stores_once(
         submit(page, "click")  # the retry, once the server is back
         wait_next_screen(page, before)
         expect_case(page, 2, 2)
-        with Session(engine) as db:
+        with Session(walk.engine) as db:
             rows = db.exec(select(Response).order_by(col(Response.id))).all()
             assert [(r.diagnosis, r.likert) for r in rows] == [
                 ("Typed while the server is down", 2)
             ]
-    finally:
-        context.close()
-        stop_app(app)
-        engine.dispose()

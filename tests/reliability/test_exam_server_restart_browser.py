@@ -7,7 +7,6 @@ fresh SQLite file, stopped and started again on the same port.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +14,6 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session, col, select
 
-from reader_app.core.auth import sign_in_link
-from reader_app.core.db import make_engine
-from reader_app.core.settings import load_settings
 from reader_app.models import Response
 from tests.conftest import fresh_sqlite_url
 from tests.e2e.conftest import ServedApp, artifact, start_app, stop_app
@@ -32,7 +28,7 @@ from tests.e2e.exam_driver import (
     submit_button,
     type_diagnosis,
 )
-from tests.factories import make_reader, make_study
+from tests.reliability.exam_server import exam_walk, reader_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -63,34 +59,22 @@ def test_an_answer_sent_as_the_server_stops_is_said_unsaved_then_stored_once(
     answer is not saved, keeps it, and sends it to the restarted server once the page has
     reconnected (asking for a page run there, which names the new session), with no second
     press; each stored once."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("STREAMLIT_", "READERSTUDY_"))}
-    env.update(
-        READERSTUDY_DATABASE_URL=fresh_sqlite_url(sqlite_template, tmp_path),
-        READERSTUDY_DATA_DIR=str(tmp_path / "d"),
-    )
-    settings = load_settings(env)
-    engine = make_engine(settings.database_url)
-    with Session(engine, expire_on_commit=False) as db:
-        study = make_study(db, settings.asset_dir, n_cases=3)
-        invite = make_reader(db, study, ready=True)
-    app = start_app(env, tmp_path / "app.log")
-    context = browser.new_context(viewport={"width": 1024, "height": 768})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    try:
-        open_exam(page, sign_in_link(app.url, invite.token))
+    env = reader_env(fresh_sqlite_url(sqlite_template, tmp_path), tmp_path / "d")
+    with exam_walk(env, tmp_path / "app.log", browser, n_cases=3) as walk:
+        page, engine = walk.page, walk.engine
+        open_exam(page, walk.link)
         expect_case(page, 1, 3)
         first = panel_case(page)
         type_diagnosis(page, "Sent as the server stopped")
         choose_likert(page, 3)
-        stop_app(app)
+        stop_app(walk.app)
         submit(page, "click")
         # neither the exam door nor Streamlit's websocket took it: said, never silent
         expect(page.get_by_text(NOT_SAVED)).to_be_visible(timeout=15_000)
         assert _rows(engine) == []
         assert panel_case(page) == first
         page.screenshot(path=str(artifact("exam-not-saved-1024x768.png")))
-        app = _restart(app, page, tmp_path / "app2.log")
+        walk.app = _restart(walk.app, page, tmp_path / "app2.log")
         expect(page.get_by_text("Saved your answer to case 1.")).to_be_visible(timeout=30_000)
         expect_case(page, 2, 3)
         expect(page.get_by_text(NOT_SAVED)).to_have_count(0)
@@ -98,17 +82,13 @@ def test_an_answer_sent_as_the_server_stops_is_said_unsaved_then_stored_once(
 
         type_diagnosis(page, "Second case")
         choose_likert(page, 1)
-        stop_app(app)
+        stop_app(walk.app)
         submit_button(page).focus()
         submit(page, "enter")
         expect(page.get_by_text(NOT_SAVED)).to_be_visible(timeout=15_000)
         # Streamlit makes the page inert while it reconnects: the answer stays as sent
         expect(diagnosis_box(page)).to_have_value("Second case")
-        app = _restart(app, page, tmp_path / "app3.log")
+        walk.app = _restart(walk.app, page, tmp_path / "app3.log")
         expect(page.get_by_text("Saved your answer to case 2.")).to_be_visible(timeout=30_000)
         expect_case(page, 3, 3)
         assert _rows(engine) == [("Sent as the server stopped", 3), ("Second case", 1)]
-    finally:
-        context.close()
-        stop_app(app)
-        engine.dispose()

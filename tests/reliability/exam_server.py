@@ -1,0 +1,57 @@
+"""One reader's exam served by our own ``readerstudy serve`` in a browser context of its
+own: the setup the outage and server-restart walks share."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Page
+from sqlalchemy import Engine
+from sqlmodel import Session
+
+from reader_app.core.auth import sign_in_link
+from reader_app.core.db import make_engine
+from reader_app.core.settings import load_settings
+from tests.e2e.conftest import ServedApp, start_app, stop_app
+from tests.factories import make_reader, make_study
+
+
+@dataclass
+class ExamWalk:
+    app: ServedApp  # replaced by a walk that restarts the server; the last one is stopped
+    page: Page
+    engine: Engine
+    link: str  # the reader's sign-in link
+
+
+def reader_env(database_url: str, data_dir: Path) -> dict[str, str]:
+    """This process's environment without our settings or Streamlit's, on ``database_url``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STREAMLIT_", "READERSTUDY_"))}
+    env.update(READERSTUDY_DATABASE_URL=database_url, READERSTUDY_DATA_DIR=str(data_dir))
+    return env
+
+
+@contextmanager
+def exam_walk(env: dict[str, str], log: Path, browser: Any, n_cases: int) -> Iterator[ExamWalk]:
+    """A study of ``n_cases``, a reader ready to start, the app served, a 1024x768 page."""
+    settings = load_settings(env)
+    engine = make_engine(settings.database_url)
+    with Session(engine, expire_on_commit=False) as db:
+        study = make_study(db, settings.asset_dir, n_cases=n_cases)
+        invite = make_reader(db, study, ready=True)
+    app = start_app(env, log)
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    walk = ExamWalk(app=app, page=page, engine=engine, link=sign_in_link(app.url, invite.token))
+    try:
+        yield walk
+    finally:
+        context.close()
+        stop_app(walk.app)
+        engine.dispose()
