@@ -160,7 +160,8 @@ def markdown(res: dict[str, Any], command: str, baseline: dict[str, Any] | None)
         "transition, so both see the same load; ratios are taken within a configuration.",
     )
     lines += para(
-        f"Command: `{command}` (what `make bench` runs). Machine: {res['machine']},",
+        f"Command: `{command}` (`make bench` runs it with `--postgres-url` alone: the scaling"
+        f" points too, no baseline). Machine: {res['machine']},",
         f"Streamlit {res['streamlit']}; load average (1 min) {res['load_start']} at the start,",
         f"{res['load_end']} at the end; {res['total_s']:.0f} s in all. Images: spot cases",
         f"{res['spot_image']} grey PNGs ({res['spot_png_kib']} KiB), strips 16 slices of",
