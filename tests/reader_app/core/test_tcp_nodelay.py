@@ -6,7 +6,6 @@ protocol 0, which asyncio never gives TCP_NODELAY), then accepted from for real.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import socket
 from collections.abc import AsyncIterator, Iterator
@@ -18,6 +17,7 @@ import pytest
 
 from reader_app.core.tcp_nodelay import nodelay_on_listeners, with_nodelay
 from tests.e2e.conftest import start_app, stop_app
+from tests.support.asgi_call import run_call
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="Linux only")
 
@@ -93,7 +93,7 @@ def test_the_lifespan_sets_it_before_the_apps_own_lifespan_runs(
         async with with_nodelay(inner)(object()):
             seen.append("serving")
 
-    asyncio.run(run())
+    run_call(run())  # in a thread: Playwright may hold this worker's event loop
     assert seen == ["start 1", "serving", "end"]
     assert _accepted_nodelay(listener) == 1
 
