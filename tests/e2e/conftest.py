@@ -59,6 +59,15 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: fl
     raise RuntimeError(f"app did not become healthy:\n{log.read_text()[-3000:]}")
 
 
+def served_env(database_url: str, data_dir: Path, **extra: str) -> dict[str, str]:
+    """The environment for a served app: this process's, without our settings or
+    Streamlit's, on ``database_url`` and ``data_dir`` (plus ``extra``)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STREAMLIT_", "READERSTUDY_"))}
+    env.update(READERSTUDY_DATABASE_URL=database_url, READERSTUDY_DATA_DIR=str(data_dir))
+    env.update(extra)
+    return env
+
+
 def start_app(env: dict[str, str], log: Path, port: int | None = None) -> ServedApp:
     port = port or free_port()
     fh = log.open("ab")

@@ -11,7 +11,6 @@ on), source file names and PHI.
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from reader_app.core.settings import Settings, load_settings
 from reader_app.exam.order import ensure_order, stored_order
 from reader_app.models import Reader, Response, Study
 from tests.conftest import fresh_sqlite_url
-from tests.e2e.conftest import ServedApp, artifact, start_app, stop_app
+from tests.e2e.conftest import ServedApp, artifact, served_env, start_app, stop_app
 from tests.e2e.exam_driver import (
     accept_consent,
     answer,
@@ -88,9 +87,7 @@ def exam_server(
 ) -> Iterator[ExamServer]:
     """One app for the module (SQLite; the services' PostgreSQL behaviour is tested apart)."""
     root = tmp_path_factory.mktemp("exam_browser")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("STREAMLIT_", "READERSTUDY_"))}
-    env["READERSTUDY_DATABASE_URL"] = fresh_sqlite_url(sqlite_template, root)
-    env["READERSTUDY_DATA_DIR"] = str(root / "data")
+    env = served_env(fresh_sqlite_url(sqlite_template, root), root / "data")
     settings = load_settings(env)
     server = ExamServer(
         start_app(env, root / "app.log"), settings, make_engine(settings.database_url)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import statistics
 import uuid
 from collections.abc import Iterator
@@ -32,7 +31,7 @@ from reader_app.core.settings import Settings, load_settings
 from reader_app.models import Case, CaseImage, CaseReport, Reader, Response
 from reader_app.study.assets import asset_path
 from tests.conftest import fresh_sqlite_url
-from tests.e2e.conftest import ServedApp, artifact, start_app, stop_app
+from tests.e2e.conftest import ServedApp, artifact, served_env, start_app, stop_app
 from tests.e2e.contrast import low_contrast_texts
 from tests.e2e.exam_driver import (
     PANEL,
@@ -67,9 +66,7 @@ def viewer_server(
     sqlite_template: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ViewerServer]:
     root = tmp_path_factory.mktemp("viewer_browser")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("STREAMLIT_", "READERSTUDY_"))}
-    env["READERSTUDY_DATABASE_URL"] = fresh_sqlite_url(sqlite_template, root)
-    env["READERSTUDY_DATA_DIR"] = str(root / "data")
+    env = served_env(fresh_sqlite_url(sqlite_template, root), root / "data")
     settings = load_settings(env)
     app = start_app(env, root / "app.log")
     engine = make_engine(settings.database_url)

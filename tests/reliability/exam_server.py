@@ -3,7 +3,6 @@ own: the setup the outage and server-restart walks share."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,13 +26,6 @@ class ExamWalk:
     page: Page
     engine: Engine
     link: str  # the reader's sign-in link
-
-
-def reader_env(database_url: str, data_dir: Path) -> dict[str, str]:
-    """This process's environment without our settings or Streamlit's, on ``database_url``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("STREAMLIT_", "READERSTUDY_"))}
-    env.update(READERSTUDY_DATABASE_URL=database_url, READERSTUDY_DATA_DIR=str(data_dir))
-    return env
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from sqlmodel import Session, col, select
 
 from reader_app.core.db import migrate
 from reader_app.models import Response
-from tests.e2e.conftest import artifact
+from tests.e2e.conftest import artifact, served_env
 from tests.e2e.exam_driver import (
     choose_likert,
     expect_case,
@@ -26,7 +26,7 @@ from tests.e2e.exam_driver import (
     type_diagnosis,
     wait_next_screen,
 )
-from tests.reliability.exam_server import exam_walk, reader_env
+from tests.reliability.exam_server import exam_walk
 from tests.reliability.pgcluster import ThrowawayPostgres
 
 pytestmark = [
@@ -41,7 +41,7 @@ def test_postgres_down_keeps_the_typed_answer_and_the_retry_stores_once(
     throwaway_pg: ThrowawayPostgres, throwaway_db: str, tmp_path: Path, browser: Any
 ) -> None:
     migrate(throwaway_db)
-    env = reader_env(throwaway_db, tmp_path / "d")
+    env = served_env(throwaway_db, tmp_path / "d")
     with exam_walk(env, tmp_path / "app.log", browser, n_cases=2) as walk:
         page = walk.page
         open_exam(page, walk.link)

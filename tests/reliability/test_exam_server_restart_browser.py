@@ -16,7 +16,7 @@ from sqlmodel import Session, col, select
 
 from reader_app.models import Response
 from tests.conftest import fresh_sqlite_url
-from tests.e2e.conftest import ServedApp, artifact, start_app, stop_app
+from tests.e2e.conftest import ServedApp, artifact, served_env, start_app, stop_app
 from tests.e2e.exam_driver import (
     choose_likert,
     diagnosis_box,
@@ -28,7 +28,7 @@ from tests.e2e.exam_driver import (
     submit_button,
     type_diagnosis,
 )
-from tests.reliability.exam_server import exam_walk, reader_env
+from tests.reliability.exam_server import exam_walk
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -59,7 +59,7 @@ def test_an_answer_sent_as_the_server_stops_is_said_unsaved_then_stored_once(
     answer is not saved, keeps it, and sends it to the restarted server once the page has
     reconnected (asking for a page run there, which names the new session), with no second
     press; each stored once."""
-    env = reader_env(fresh_sqlite_url(sqlite_template, tmp_path), tmp_path / "d")
+    env = served_env(fresh_sqlite_url(sqlite_template, tmp_path), tmp_path / "d")
     with exam_walk(env, tmp_path / "app.log", browser, n_cases=3) as walk:
         page, engine = walk.page, walk.engine
         open_exam(page, walk.link)

@@ -10,7 +10,6 @@ cookie forged with the published placeholder, sent on a bare websocket.
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import subprocess
 import sys
@@ -28,7 +27,7 @@ from reader_app.core.settings import (
     check_cookie_secrets,
     load_settings,
 )
-from tests.e2e.conftest import ROOT, free_port, wait_healthy
+from tests.e2e.conftest import ROOT, free_port, served_env, wait_healthy
 from tests.factories import make_reader, make_study
 from tests.security.bare_client import page_cookies, visit
 
@@ -102,13 +101,7 @@ def _forged_user_cookie(secret: str, origin: str) -> str:
 
 
 def _site_env(root: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("STREAMLIT_", "READERSTUDY_"))}
-    env.update(
-        READERSTUDY_DATABASE_URL=f"sqlite:///{root / 'rs.db'}",
-        READERSTUDY_DATA_DIR=str(root / "data"),
-        PYTHONPATH=str(ROOT),
-    )
-    return env
+    return served_env(f"sqlite:///{root / 'rs.db'}", root / "data", PYTHONPATH=str(ROOT))
 
 
 @pytest.mark.slow

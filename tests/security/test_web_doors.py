@@ -8,7 +8,6 @@ without the browser's cookie; a websocket is opened from another origin.
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import time
@@ -26,7 +25,7 @@ from reader_app.core.browser_proof import COOKIE, HEADER, browser_id
 from reader_app.core.db import make_engine
 from reader_app.core.settings import load_settings
 from reader_app.core.upload_spool import UPLOADS
-from tests.e2e.conftest import ServedApp, start_app, stop_app
+from tests.e2e.conftest import ServedApp, served_env, start_app, stop_app
 from tests.factories import make_reader, make_study
 from tests.security.bare_client import (
     XSRF_COOKIE,
@@ -56,13 +55,11 @@ class Site:
 
 @contextmanager
 def served_site(root: Path, **extra_env: str) -> Iterator[Site]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("STREAMLIT_", "READERSTUDY_"))}
-    env.update(
-        READERSTUDY_DATABASE_URL=f"sqlite:///{root / 'rs.db'}",
-        READERSTUDY_DATA_DIR=str(root / "data"),
-        READERSTUDY_MAX_UPLOAD_MB=str(ZIP_LIMIT_MB),
+    env = served_env(
+        f"sqlite:///{root / 'rs.db'}",
+        root / "data",
+        **{"READERSTUDY_MAX_UPLOAD_MB": str(ZIP_LIMIT_MB), **extra_env},  # extra_env wins
     )
-    env.update(extra_env)
     settings = load_settings(env)
     from reader_app.core.db import migrate
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from reader_app.core.tcp_nodelay import nodelay_on_listeners, with_nodelay
-from tests.e2e.conftest import start_app, stop_app
+from tests.e2e.conftest import served_env, start_app, stop_app
 from tests.support.asgi_call import run_call
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="Linux only")
@@ -100,12 +100,7 @@ def test_the_lifespan_sets_it_before_the_apps_own_lifespan_runs(
 
 def test_the_served_app_sets_it_on_its_own_listener(sqlite_url: str, tmp_path: Path) -> None:
     """The real server: its lifespan found Streamlit's listening socket (one) at start."""
-    env = {
-        **os.environ,
-        "READERSTUDY_DATABASE_URL": sqlite_url,
-        "READERSTUDY_DATA_DIR": str(tmp_path / "data"),
-        "READERSTUDY_LOG_LEVEL": "INFO",
-    }
+    env = served_env(sqlite_url, tmp_path / "data", READERSTUDY_LOG_LEVEL="INFO")
     app = start_app(env, tmp_path / "app.log")
     try:
         log = app.log.read_text()
