@@ -30,7 +30,7 @@ APP = "reader_app"
 # DESIGN.md section 2, top to bottom: ui -> services -> models/db. One line per layer; a unit
 # may import its own layer and every layer below it. A new unit must be placed here.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("ui", "main", "asgi"),  # Streamlit: pages, components, the script and its server
+    ("web", "ui", "main"),  # Streamlit: the served app and its doors, pages, components, the script
     ("cli", "commands"),  # the `readerstudy` command
     ("study_setup",),  # set-up in the browser: upload, check, import
     ("analysis",),  # coordinator and analyst services, exports, HTML report

@@ -11,10 +11,10 @@ from reader_app.commands.common import settings_or_exit
 from reader_app.core.db import migrate
 from reader_app.core.served_address import record_served, served_url
 from reader_app.core.settings import DEFAULT_MAX_UPLOAD_MB
-from reader_app.core.upload_gate import largest_upload_mb
 from reader_app.study_setup.jobs import sweep
+from reader_app.web.upload_gate import largest_upload_mb
 
-MAIN = Path(__file__).resolve().parent.parent / "asgi.py"  # st.App around main.py
+MAIN = Path(__file__).resolve().parent.parent / "web" / "asgi.py"  # st.App around main.py
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -63,7 +63,7 @@ def streamlit_argv(
         address,
         *settings,
         # Streamlit's own cap: the largest page's limit (the New study page's ZIP, by
-        # default); reader_app/core/upload_gate.py holds each page to its own limit
+        # default); reader_app/web/upload_gate.py holds each page to its own limit
         *("--server.maxUploadSize", str(largest_upload_mb(max_upload_mb))),
     ]
 

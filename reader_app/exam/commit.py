@@ -1,7 +1,7 @@
 """One submitted answer, from the panel's value to the stored row and the case shown next.
 
 The exam's one submit path. Two doors lead here with the same value (the panel's,
-``exam.submission``): the exam door (``ui/exam_door.py``, the panel's own POST: the
+``exam.submission``): the exam door (``web/exam_door.py``, the panel's own POST: the
 answer is committed and acknowledged before the panel shows the next case, which it
 already holds decoded) and the panel's Streamlit trigger (the exam page's callback,
 used where the door cannot be reached). Either way the value is read and checked once,
@@ -47,7 +47,7 @@ ALREADY_SAVED = "That answer was already saved; your second submit changed nothi
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one submit did, as the panel is told (``ui/exam_door.py`` sends it as JSON)."""
+    """What one submit did, as the panel is told (``web/exam_door.py`` sends it as JSON)."""
 
     stored: bool  # the answer is committed (or was already: ``duplicate``)
     notice: str | None = None  # "Saved your answer to case 3."

@@ -49,7 +49,7 @@ class ExamState:
     attempt: int = 0  # submits handled: a refusal repeated word for word still reaches the panel
     following: NextUp | None = None  # the case the panel shows once the answer is stored
     answer_modes: dict[str, str] = field(default_factory=dict)  # public id -> its answer mode
-    # the exam door (ui/exam_door.py) commits from a server thread, the page from its own
+    # the exam door (web/exam_door.py) commits from a server thread, the page from its own
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     def start_case(self, case: CaseView, now: datetime, opening_window: str) -> None:

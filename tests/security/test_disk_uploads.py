@@ -4,7 +4,7 @@ The served walk (a 200 MB PUT, peak RSS, the file on disk and gone after the
 session) is ``test_web_doors.py::test_a_large_upload_streams_to_disk_and_leaves_with_its_session``.
 Here: the multipart body parsed to a file chunk by chunk, refusals leaving no
 file, the sweep of a dead server's folder, and the Streamlit internals
-reader_app/ui/disk_uploads.py relies on, which fail loudly here when they move.
+reader_app/web/disk_uploads.py relies on, which fail loudly here when they move.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from streamlit.runtime import RuntimeConfig
 from streamlit.runtime.uploaded_file_manager import UploadedFile, UploadedFileRec
 from streamlit.web.server.app_discovery import discover_asgi_app
 
-from reader_app.core.upload_spool import UPLOAD_IDS, SpoolPut, UploadSpool, sweep_leftovers
-from reader_app.ui.disk_uploads import DiskUploadedFileManager, xsrf_ok
+from reader_app.web.disk_uploads import DiskUploadedFileManager, xsrf_ok
+from reader_app.web.upload_spool import UPLOAD_IDS, SpoolPut, UploadSpool, sweep_leftovers
 from tests.e2e.conftest import ROOT
 from tests.support.asgi_call import run_call
 
@@ -156,7 +156,7 @@ def test_streamlit_still_builds_its_runtime_the_way_with_disk_uploads_copies() -
 
 def test_streamlit_run_still_finds_the_app_in_asgi_py() -> None:
     """Discovery reads asgi.py for ``app = st.App(...)``: a subclass would not be served."""
-    found = discover_asgi_app(ROOT / "reader_app" / "asgi.py")
+    found = discover_asgi_app(ROOT / "reader_app" / "web" / "asgi.py")
     assert found.is_asgi_app and found.app_name == "app"
 
 

@@ -1,4 +1,4 @@
-"""The exam door (reader_app/ui/exam_door.py) against a stranger, over real HTTP.
+"""The exam door (reader_app/web/exam_door.py) against a stranger, over real HTTP.
 
 A bare client opens the reader's exam (a live, signed-in session on case 1 of 2),
 then posts to ``/_readerstudy/exam/answer`` and ``/draft`` as an attacker would:
@@ -28,7 +28,7 @@ from reader_app.core.settings import load_settings
 from reader_app.exam.next_case import next_case
 from reader_app.exam.order import ensure_order
 from reader_app.models import ExamDraft, Reader, Response
-from reader_app.ui.exam_door import DOOR, MAX_BODY
+from reader_app.web.exam_door import DOOR, MAX_BODY
 from tests.security.bare_client import http_request, live_visit, page_cookies, rss_kib
 from tests.security.test_web_doors import Site, served_site
 

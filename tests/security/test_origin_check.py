@@ -1,4 +1,4 @@
-"""reader_app/core/origin_check.py on its own: which origins pass, behind a proxy included."""
+"""reader_app/web/origin_check.py on its own: which origins pass, behind a proxy included."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from reader_app.core.origin_check import SameOrigin
+from reader_app.web.origin_check import SameOrigin
 from tests.support.asgi_call import run_call
 
 

@@ -4,7 +4,7 @@ Unset, Streamlit draws a random secret per process (one replica); set, for repli
 that must share it, it may not be the example's, empty or short, whether it came
 from the user's or the project's ``.streamlit/config.toml``, the environment or a
 flag. The source is named in the refusal. Streamlit's own config loading is asked
-(reader_app/ui/server_secret.py), after it parsed the files as the server does.
+(reader_app/web/server_secret.py), after it parsed the files as the server does.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pytest
 from streamlit import config
 
 from reader_app.core.settings import MIN_COOKIE_SECRET, SettingsError
-from reader_app.ui.server_secret import check_server_cookie_secret
+from reader_app.web.server_secret import check_server_cookie_secret
 from tests.e2e.conftest import ROOT, free_port
 from tests.security.test_cookie_secret import PLACEHOLDER, _site_env
 
@@ -115,7 +115,7 @@ def _streamlit_run(cwd: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     env = _site_env(cwd)
     env["HOME"] = str(cwd / "home")
     return subprocess.run(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "reader_app" / "asgi.py"),
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "reader_app" / "web" / "asgi.py"),
          "--server.port", str(free_port()), "--server.headless", "true", *extra],
         env=env, cwd=cwd, capture_output=True, text=True, timeout=120,
     )  # fmt: skip

@@ -133,7 +133,7 @@ def test_served_from_another_folder_keeps_the_settings(
 def test_the_served_app_refuses_a_request_without_xsrf_token(
     sqlite_url: str, tmp_path: Path
 ) -> None:
-    """A cross-site upload is refused for its origin (reader_app/core/origin_check.py); a staff
+    """A cross-site upload is refused for its origin (reader_app/web/origin_check.py); a staff
     session's own browser without the XSRF token is refused by Streamlit's XSRF check."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMLIT_")}
     env.update(READERSTUDY_DATABASE_URL=sqlite_url, READERSTUDY_DATA_DIR=str(tmp_path))

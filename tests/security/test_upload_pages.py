@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from reader_app.ui.navigation import ALL_PAGES, PAGES_DIR, ROLE_PAGES
-from reader_app.ui.upload_pages import upload_pages
+from reader_app.web.upload_pages import upload_pages
 
 
 def test_every_page_with_an_uploader_and_only_those_take_uploads() -> None:

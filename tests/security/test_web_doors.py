@@ -21,10 +21,10 @@ import pytest
 from sqlmodel import Session
 
 from benchmarks.memory import Sampler
-from reader_app.core.browser_proof import COOKIE, HEADER, browser_id
 from reader_app.core.db import make_engine
 from reader_app.core.settings import load_settings
-from reader_app.core.upload_spool import UPLOADS
+from reader_app.web.browser_proof import COOKIE, HEADER, browser_id
+from reader_app.web.upload_spool import UPLOADS
 from tests.e2e.conftest import ServedApp, served_env, start_app, stop_app
 from tests.factories import make_reader, make_study
 from tests.security.bare_client import (
@@ -183,7 +183,7 @@ def test_the_browser_proof_cookie_is_http_only(site: Site) -> None:
 
 
 def _uploads(root: Path, pid: int) -> list[Path]:
-    """The uploaded files on disk of the server process ``pid`` (core/upload_spool.py)."""
+    """The uploaded files on disk of the server process ``pid`` (web/upload_spool.py)."""
     folder = root / "data" / UPLOADS / f"{socket.gethostname()}-{pid}"
     return sorted(p for p in folder.iterdir() if p.suffix != ".part")
 

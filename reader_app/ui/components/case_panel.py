@@ -131,7 +131,7 @@ class PanelCase:
 
 @dataclass(frozen=True)
 class ExamDoor:
-    """Where the panel posts its answer and its last draft (``ui/exam_door.py``)."""
+    """Where the panel posts its answer and its last draft (``web/exam_door.py``)."""
 
     url: str  # the door's base path: ``<url>/answer``, ``<url>/draft``
     session: str  # this browser session's id (the door finds its exam state by it)

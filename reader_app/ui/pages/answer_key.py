@@ -17,7 +17,7 @@ from reader_app.grading.key_admin import import_key, key_history, list_key, upda
 from reader_app.ui.components.flash import flash, show_flash
 from reader_app.ui.components.safe_text import labelled
 from reader_app.ui.context import current_user, db_session, load_reader
-from reader_app.ui.disk_uploads import stored_upload
+from reader_app.web.disk_uploads import stored_upload
 
 user = current_user()
 state = st.session_state
@@ -52,7 +52,7 @@ def _apply_file() -> None:
     if upload is None:
         flash(PAGE, "error", "Choose a key CSV first.")
         return
-    try:  # on disk (reader_app/ui/disk_uploads.py); the upload gate held it to 4 MB
+    try:  # on disk (reader_app/web/disk_uploads.py); the upload gate held it to 4 MB
         entries = parse_key_csv(stored_upload(upload).path.read_bytes().decode("utf-8-sig"))
     except (AnswerKeyError, UnicodeDecodeError, FileNotFoundError) as exc:
         flash(PAGE, "error", f"Key file refused: {exc}")

@@ -10,7 +10,7 @@ screen, whatever the gesture; that value carries the case it was drawn for, so
 a submit for a case already stored (a double click, a stale tab) is reported,
 never stored on the next case. It goes through ``reader_app.exam.commit`` (one
 check, one store, the session moved on), by one of two doors: the exam door
-(ui/exam_door.py), the panel's own POST, after whose acknowledged commit the
+(web/exam_door.py), the panel's own POST, after whose acknowledged commit the
 panel shows the following case it already holds and asks for a page run that
 draws the header and the case after it; or, where the door cannot be reached,
 the panel's submit trigger and ``_submit``. When the database does not answer,
@@ -86,7 +86,7 @@ from reader_app.ui.context import (
     reader_for_callback,
     sign_out,
 )
-from reader_app.ui.exam_door import door_url
+from reader_app.web.exam_door import door_url
 
 CASE_COLUMNS = [7, 3]  # practice feedback: the image beside the reference answer
 T = TypeVar("T")
@@ -274,7 +274,7 @@ def _form(
 
 
 def _door() -> ExamDoor | None:
-    """The exam door of this browser session (ui/exam_door.py), when served with it."""
+    """The exam door of this browser session (web/exam_door.py), when served with it."""
     ctx = get_script_run_ctx()
     return None if ctx is None else ExamDoor(url=door_url(), session=ctx.session_id)
 

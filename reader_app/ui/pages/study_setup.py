@@ -47,8 +47,8 @@ from reader_app.ui.context import (
     load_reader,
     staff_user,
 )
-from reader_app.ui.disk_uploads import stored_upload
 from reader_app.ui.navigation import CASE_BANK
+from reader_app.web.disk_uploads import stored_upload
 
 
 @st.cache_resource(show_spinner=False)

@@ -8,7 +8,7 @@
 // fields, the marker, the viewer record and the active time. Nothing is written
 // into Streamlit's widgets and nothing on the page is polled.
 //
-// The value goes to the exam door (ui/exam_door.py, data.door) as a POST, answered
+// The value goes to the exam door (web/exam_door.py, data.door) as a POST, answered
 // only once the answer is committed; the panel then shows at once the case that
 // follows, which it already holds (data.following, its images decoded), and asks
 // Streamlit for a page run ("advanced") for the header and the case after that. Where

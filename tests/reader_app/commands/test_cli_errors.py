@@ -114,9 +114,9 @@ INTERNAL = {
     "reader_app/llm/reply.py:ReplyShapeError",  # becomes an EndpointError inside the client
     "reader_app/llm/decode.py:DecodeRefused",  # likewise
     "reader_app/llm/judge_text.py:StrictReplyError",  # a judge reply, caught by the caller
-    "reader_app/core/upload_gate.py:_TooLarge",  # becomes the gate's 413 reply, never raised out
-    "reader_app/core/upload_spool.py:BadUpload",  # becomes the spool's 400 reply, never raised out
-    "reader_app/ui/exam_door.py:Refused",  # becomes the exam door's JSON reply, never raised out
+    "reader_app/web/upload_gate.py:_TooLarge",  # becomes the gate's 413 reply, never raised out
+    "reader_app/web/upload_spool.py:BadUpload",  # becomes the spool's 400 reply, never raised out
+    "reader_app/web/exam_door.py:Refused",  # becomes the exam door's JSON reply, never raised out
 }
 
 

@@ -1,4 +1,4 @@
-"""The pages that have an uploader: who may upload there, and how much (core/upload_gate.py).
+"""The pages that have an uploader: who may upload there, and how much (web/upload_gate.py).
 
 A page with ``st.file_uploader`` missing here gets every upload refused (403):
 ``tests/security/test_upload_pages.py`` keeps this table and the pages in step.
@@ -6,8 +6,8 @@ A page with ``st.file_uploader`` missing here gets every upload refused (403):
 
 from __future__ import annotations
 
-from reader_app.core.upload_gate import KEY_UPLOAD_MB, MB, RUN_UPLOAD_MB, UploadPage
 from reader_app.ui.navigation import ANSWER_KEY, NEW_STUDY, RUNS
+from reader_app.web.upload_gate import KEY_UPLOAD_MB, MB, RUN_UPLOAD_MB, UploadPage
 
 
 def upload_pages(study_zip_mb: int) -> dict[str, UploadPage]:

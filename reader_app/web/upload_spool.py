@@ -2,7 +2,7 @@
 
 Streamlit's own upload route reads the whole file into memory (``upload.read()``)
 and its in-memory manager keeps it there until the session ends. Here a ``PUT``
-that reader_app/core/upload_gate.py let through is answered by ``SpoolPut``: the
+that reader_app/web/upload_gate.py let through is answered by ``SpoolPut``: the
 multipart body is parsed as it arrives (python-multipart, the parser Starlette
 uses) and the file's bytes are written to ``<data dir>/uploads/<host>-<pid>/``,
 so the server holds one chunk at a time whatever the file's size. ``UploadSpool``
@@ -10,7 +10,7 @@ keeps the index: one file per (session, file id), removed when the widget drops
 it (its ``DELETE``), when the session ends or expires, and, for a server that
 was killed, by the sweep when the next one on this host starts.
 
-Plain ASGI and files (no Streamlit import): reader_app/ui/disk_uploads.py puts
+Plain ASGI and files (no Streamlit import): reader_app/web/disk_uploads.py puts
 the spool behind Streamlit's ``UploadedFileManager`` and checks the XSRF pair.
 """
 
@@ -30,7 +30,7 @@ from typing import IO, Any
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
-from reader_app.core.security_headers import Message, Receive, Scope, Send
+from reader_app.web.security_headers import Message, Receive, Scope, Send
 
 log = logging.getLogger(__name__)
 

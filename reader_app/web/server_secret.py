@@ -9,7 +9,7 @@ set in ``~/.streamlit/config.toml``, in the project's (or the script's folder's)
 ``--server.cookieSecret``: Streamlit's own config loading says which, after it
 has parsed them all (``config.get_where_defined``), so this reads no file itself.
 
-reader_app/asgi.py runs it when the server imports the app, before it serves.
+reader_app/web/asgi.py runs it when the server imports the app, before it serves.
 """
 
 from __future__ import annotations

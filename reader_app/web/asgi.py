@@ -1,28 +1,28 @@
 """What ``readerstudy serve`` runs: Streamlit's ``st.App`` around main.py, behind our doors.
 
-``streamlit run reader_app/asgi.py`` finds ``app`` (Streamlit's ASGI app
+``streamlit run reader_app/web/asgi.py`` finds ``app`` (Streamlit's ASGI app
 discovery) and serves it with uvicorn, honouring the same ``--server.*`` flags
 and .streamlit/config.toml as ``streamlit run main.py``. In front of
 Streamlit's own routes, outermost first:
 
-- reader_app/core/security_headers.py: ``Referrer-Policy: no-referrer`` on every response;
-- reader_app/core/origin_check.py: no websocket or upload from another web site;
-- reader_app/core/browser_proof.py: every session bound to the browser that opened it;
-- reader_app/core/upload_gate.py: uploads only from signed-in staff on a page with an
+- reader_app/web/security_headers.py: ``Referrer-Policy: no-referrer`` on every response;
+- reader_app/web/origin_check.py: no websocket or upload from another web site;
+- reader_app/web/browser_proof.py: every session bound to the browser that opened it;
+- reader_app/web/upload_gate.py: uploads only from signed-in staff on a page with an
   uploader, within that page's limit; written to disk as they stream
-  (reader_app/core/upload_spool.py, behind Streamlit's uploaded-file manager:
-  reader_app/ui/disk_uploads.py).
+  (reader_app/web/upload_spool.py, behind Streamlit's uploaded-file manager:
+  reader_app/web/disk_uploads.py).
 
-Its lifespan sets TCP_NODELAY on the listening socket first (reader_app/core/tcp_nodelay.py:
+Its lifespan sets TCP_NODELAY on the listening socket first (reader_app/web/tcp_nodelay.py:
 Streamlit's own binding leaves every connection with Nagle's algorithm).
 
-One route of ours beside Streamlit's: reader_app/ui/exam_door.py, where the exam
+One route of ours beside Streamlit's: reader_app/web/exam_door.py, where the exam
 panel posts its answer and its last draft, for the session that drew it, from its
 browser.
 
 Importing this module also runs the settings check (``load_settings``: the
 cookie secrets included, and ``server.cookieSecret`` wherever Streamlit read it:
-reader_app/ui/server_secret.py), so a bad configuration stops the server at start.
+reader_app/web/server_secret.py), so a bad configuration stops the server at start.
 """
 
 from __future__ import annotations
@@ -35,22 +35,22 @@ from starlette.middleware import Middleware
 from streamlit import config
 from streamlit.util import calc_hash
 
-from reader_app.core.browser_proof import TRUSTED_USER_HEADERS, USER_KEY, BrowserProof
 from reader_app.core.logs import configure_logging
-from reader_app.core.origin_check import SameOrigin
-from reader_app.core.security_headers import SecurityHeaders
 from reader_app.core.settings import SettingsError, load_settings
-from reader_app.core.tcp_nodelay import with_nodelay
-from reader_app.core.upload_gate import UploadGate, UploadSession
-from reader_app.core.upload_spool import UPLOADS, SpoolPut, UploadSpool
-from reader_app.ui.disk_uploads import reaper, with_disk_uploads, xsrf_ok
-from reader_app.ui.exam_door import exam_routes
-from reader_app.ui.live_sessions import live_session, state_value
 from reader_app.ui.navigation import ALL_PAGES
-from reader_app.ui.server_secret import check_server_cookie_secret
-from reader_app.ui.upload_pages import upload_pages
+from reader_app.web.browser_proof import TRUSTED_USER_HEADERS, USER_KEY, BrowserProof
+from reader_app.web.disk_uploads import reaper, with_disk_uploads, xsrf_ok
+from reader_app.web.exam_door import exam_routes
+from reader_app.web.live_sessions import live_session, state_value
+from reader_app.web.origin_check import SameOrigin
+from reader_app.web.security_headers import SecurityHeaders
+from reader_app.web.server_secret import check_server_cookie_secret
+from reader_app.web.tcp_nodelay import with_nodelay
+from reader_app.web.upload_gate import UploadGate, UploadSession
+from reader_app.web.upload_pages import upload_pages
+from reader_app.web.upload_spool import UPLOADS, SpoolPut, UploadSpool
 
-MAIN = Path(__file__).resolve().parent / "main.py"
+MAIN = Path(__file__).resolve().parent.parent / "main.py"
 # st.Page's script hash is the hash of its url path (streamlit/navigation/page.py)
 PAGE_BY_HASH = {calc_hash(spec.url_path): spec.url_path for spec in ALL_PAGES}
 
@@ -87,7 +87,7 @@ spool = UploadSpool(settings.data_dir / UPLOADS)  # sweeps what dead servers lef
 configure_logging()  # the lifespan logs before main.py first runs
 app = st.App(
     MAIN,
-    # TCP_NODELAY on the listener (core/tcp_nodelay.py), then the reaper, which removes
+    # TCP_NODELAY on the listener (web/tcp_nodelay.py), then the reaper, which removes
     # the files of sessions that expired
     lifespan=with_nodelay(reaper(spool)),
     routes=exam_routes(settings),  # the exam panel's answer and last draft

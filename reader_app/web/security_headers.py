@@ -8,7 +8,7 @@ header on the HTML document governs every request that document starts, so
 it is in force before the first script loads, unlike a ``<meta>`` tag that a
 Streamlit script could only add after the page has loaded.
 
-A plain ASGI middleware (no Streamlit import): ``reader_app/asgi.py`` puts it
+A plain ASGI middleware (no Streamlit import): ``reader_app/web/asgi.py`` puts it
 in front of Streamlit's own app.
 """
 

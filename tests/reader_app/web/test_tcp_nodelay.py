@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from reader_app.core.tcp_nodelay import nodelay_on_listeners, with_nodelay
+from reader_app.web.tcp_nodelay import nodelay_on_listeners, with_nodelay
 from tests.e2e.conftest import served_env, start_app, stop_app
 from tests.support.asgi_call import run_call
 
@@ -106,4 +106,4 @@ def test_the_served_app_sets_it_on_its_own_listener(sqlite_url: str, tmp_path: P
         log = app.log.read_text()
     finally:
         stop_app(app)
-    assert "reader_app.core.tcp_nodelay: TCP_NODELAY set on 1 listening socket(s)" in log, log
+    assert "reader_app.web.tcp_nodelay: TCP_NODELAY set on 1 listening socket(s)" in log, log

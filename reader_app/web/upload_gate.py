@@ -6,7 +6,7 @@ websocket), with the page's own XSRF pair, up to ``server.maxUploadSize``,
 and keeps it in memory until the session ends. In front of it:
 
 - the session must be live and opened by this browser (the proof cookie of
-  reader_app/core/browser_proof.py): someone who read a coordinator's session id
+  reader_app/web/browser_proof.py): someone who read a coordinator's session id
   in a log cannot replace or delete that coordinator's file;
 - a ``PUT`` needs a signed-in user (401) whose role has an uploader on the
   page the session is on (403): readers have none;
@@ -15,12 +15,12 @@ and keeps it in memory until the session ends. In front of it:
   is read);
 - a session keeps one uploaded file: an accepted ``PUT`` drops the session's
   earlier files (our uploaders take one file each), so one tab holds at most
-  one page limit. With ``put_app`` (reader_app/core/upload_spool.py) the accepted body
+  one page limit. With ``put_app`` (reader_app/web/upload_spool.py) the accepted body
   is written to disk as it streams, not held in memory, and removed when the
   widget drops it or the session ends or expires.
 
-A plain ASGI middleware (no Streamlit import): reader_app/asgi.py gives it the
-pages with an uploader (reader_app/ui/upload_pages.py) and the ``lookup`` into Streamlit's
+A plain ASGI middleware (no Streamlit import): reader_app/web/asgi.py gives it the
+pages with an uploader (reader_app/web/upload_pages.py) and the ``lookup`` into Streamlit's
 session registry.
 """
 
@@ -31,9 +31,9 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from reader_app.core.browser_proof import browser_of, header_value
-from reader_app.core.security_headers import ASGIApp, Message, Receive, Scope, Send
-from reader_app.core.upload_spool import UPLOAD_IDS
+from reader_app.web.browser_proof import browser_of, header_value
+from reader_app.web.security_headers import ASGIApp, Message, Receive, Scope, Send
+from reader_app.web.upload_spool import UPLOAD_IDS
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ class UploadGate:
         put_app: ASGIApp | None = None,
     ) -> None:
         self.app = app
-        # answers an accepted PUT instead of Streamlit (reader_app/core/upload_spool.py: to disk)
+        # answers an accepted PUT instead of Streamlit (reader_app/web/upload_spool.py: to disk)
         self.put_app = put_app
         self.lookup = lookup
         self.pages = dict(pages)

@@ -11,9 +11,9 @@ what the panel sends as the page goes away (a ``keepalive`` request that outlive
 it): a report over the websocket does not get out in time.
 
 Who may post: the browser that opened the session (the proof cookie of
-reader_app/core/browser_proof.py, which a cross-site request does not carry:
+reader_app/web/browser_proof.py, which a cross-site request does not carry:
 ``SameSite=Lax``), signed in, on the exam. A cross-site page cannot send JSON
-here without a CORS preflight we never answer, and reader_app/core/origin_check.py
+here without a CORS preflight we never answer, and reader_app/web/origin_check.py
 refuses a foreign ``Origin`` before this runs. Every refusal is a short JSON
 ``{"error": ...}`` with its status; the body is read only up to its limit. Nothing
 of the answer is logged.
@@ -33,13 +33,13 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 from streamlit import config
 
-from reader_app.core.browser_proof import USER_KEY, browser_of
 from reader_app.core.db import get_engine
 from reader_app.core.settings import Settings
 from reader_app.exam.commit import commit_answer, keep_draft
 from reader_app.exam.state import ExamState
 from reader_app.ui.components.exam_session import EXAM_KEY
-from reader_app.ui.live_sessions import live_session, state_value
+from reader_app.web.browser_proof import USER_KEY, browser_of
+from reader_app.web.live_sessions import live_session, state_value
 
 DOOR = "_readerstudy/exam"
 MAX_BODY = 256 * 1024  # a report's two fields at their cap, the viewer record: far less

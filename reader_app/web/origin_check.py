@@ -18,8 +18,8 @@ import logging
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from reader_app.core.browser_proof import header_value
-from reader_app.core.security_headers import ASGIApp, Receive, Scope, Send
+from reader_app.web.browser_proof import header_value
+from reader_app.web.security_headers import ASGIApp, Receive, Scope, Send
 
 log = logging.getLogger(__name__)
 

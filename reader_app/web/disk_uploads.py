@@ -1,11 +1,11 @@
-"""Streamlit's uploaded-file manager over our disk spool (reader_app/core/upload_spool.py).
+"""Streamlit's uploaded-file manager over our disk spool (reader_app/web/upload_spool.py).
 
 ``st.App`` builds its runtime with a ``MemoryUploadedFileManager``: every uploaded
 byte in memory for the session's life. ``with_disk_uploads`` has it build the same
 runtime with ``DiskUploadedFileManager`` instead (``RuntimeConfig.uploaded_file_manager``,
 Streamlit's own seam for it), so:
 
-- the upload ``PUT`` is answered by ``SpoolPut`` behind reader_app/core/upload_gate.py
+- the upload ``PUT`` is answered by ``SpoolPut`` behind reader_app/web/upload_gate.py
   (the bytes go to disk as they stream); Streamlit's own PUT route, which reads
   the whole body into memory, is never reached (``add_file`` refuses if it is);
 - ``st.file_uploader`` still returns an ``UploadedFile`` with the name, but no
@@ -47,9 +47,9 @@ from streamlit.web.server.starlette.starlette_routes import (
     BASE_ROUTE_UPLOAD_FILE,
 )
 
-from reader_app.core.browser_proof import header_value
-from reader_app.core.security_headers import Scope
-from reader_app.core.upload_spool import StoredUpload, UploadSpool
+from reader_app.web.browser_proof import header_value
+from reader_app.web.security_headers import Scope
+from reader_app.web.upload_spool import StoredUpload, UploadSpool
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ class DiskUploadedFileManager(UploadedFileManager):
         self.spool.remove(session_id, file_id)
 
     def add_file(self, session_id: str, file: UploadedFileRec) -> None:
-        raise RuntimeError("uploads go to disk through reader_app/core/upload_spool.py, not here")
+        raise RuntimeError("uploads go to disk through reader_app/web/upload_spool.py, not here")
 
     def get_upload_urls(
         self, session_id: str, file_names: Sequence[str]

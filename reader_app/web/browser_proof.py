@@ -10,7 +10,7 @@ includes the headers named in ``server.trustedUserHeaders``. So:
   bits, ``HttpOnly`` (no script reads it), ``SameSite=Lax``;
 - on the websocket upgrade this middleware drops any client-sent
   ``X-Readerstudy-Browser`` header and puts the cookie's sha256 there;
-- reader_app/asgi.py maps that header into Streamlit's user info, so a
+- reader_app/web/asgi.py maps that header into Streamlit's user info, so a
   connection from another browser (or a bare client with the id and no
   cookie) gets a fresh, signed-out session instead of the reader's.
 
@@ -24,7 +24,7 @@ import re
 import secrets
 from http.cookies import SimpleCookie
 
-from reader_app.core.security_headers import ASGIApp, Message, Receive, Scope, Send
+from reader_app.web.security_headers import ASGIApp, Message, Receive, Scope, Send
 
 COOKIE = "readerstudy_browser"
 HEADER = "X-Readerstudy-Browser"
