@@ -23,7 +23,7 @@ from tests.reader_app.grading.helpers import answer, case_by_source, make_key_st
 
 pytestmark = pytest.mark.browser
 
-CONFIG = {"report_fields": ["findings", "impression"]}
+CONFIG: dict[str, object] = {"report_fields": ["findings", "impression"]}
 
 
 def _waiting(page: Page, n: int) -> None:
