@@ -26,6 +26,7 @@ from scoring import Location
 MAX_COORDINATE = 1e9  # far past any stored image; a larger number is no coordinate
 MISSING = "Mark the finding on the image, or choose “No focal finding”."
 OFF_IMAGE = "The marker is not on the image: place it again, or choose “No focal finding”."
+BOTH = "Choose one: a marker on the image, or “No focal finding”, not both."
 
 
 def location_answer(
@@ -36,10 +37,14 @@ def location_answer(
     required: bool,
 ) -> str | None:
     """The location to store with this answer, or None when none was given (and none is
-    required). A marker for another case (a stale page) counts as none."""
-    if no_focal_finding:
-        return location_json(None, no_focal_finding=True)
+    required). A marker for another case (a stale page) counts as none. A marker AND
+    "No focal finding" are refused: the screen never shows both (panel.js), and neither
+    is ever dropped silently (issue 38)."""
     point = _sent_point(sent, case.public_id)
+    if no_focal_finding:
+        if point is not None:
+            raise AnswerError(BOTH, field="location")
+        return location_json(None, no_focal_finding=True)
     if point is None:
         if required:
             raise AnswerError(MISSING, field="location")

@@ -233,8 +233,9 @@ def undo_last_decision(*, session: Session, adjudicator: Reader) -> UndoResult:
     )
     if last.add_synonym and last.correct == 1 and ours:
         raise GradingError(
-            "That decision added the answer to the key as a synonym; change the key on "
-            "the Answer key page instead."
+            "That decision added the answer to the key as a synonym, so it cannot be "
+            "undone here and it stands. If the synonym is wrong, ask the study's "
+            "coordinator to remove it from the answer key."
         )
     last.active = False
     session.add(last)

@@ -197,3 +197,44 @@ def record_rubric_grade(
     )
     session.commit()
     return grade
+
+
+@dataclass(frozen=True)
+class RubricUndo:
+    item_id: str  # the report, back in the adjudicator's queue
+    score: int  # the grade taken back
+
+
+def undo_last_rubric_grade(*, session: Session, adjudicator: Reader) -> RubricUndo:
+    """Take back the most recent of the adjudicator's report grades that still stands
+    (issue 38): it stays in the database as history (``active`` false), the undo is
+    audited, and the report is back in the queue, ungraded."""
+    require_role(adjudicator, "adjudicator")
+    study = session.get(Study, adjudicator.study_id)
+    assert study is not None and study.id is not None
+    found = session.exec(
+        select(RubricGrade, Response, Case)
+        .join(Response, col(Response.id) == col(RubricGrade.response_id))
+        .join(Case, col(Case.id) == col(Response.case_id))
+        .where(
+            Case.study_id == study.id,
+            RubricGrade.adjudicator_id == adjudicator.id,
+            col(RubricGrade.active).is_(True),
+        )
+        .order_by(col(RubricGrade.graded_at).desc(), col(RubricGrade.id).desc())
+    ).first()
+    if found is None:
+        raise RubricError("You have no report grade to undo.")
+    grade, response, case = found
+    grade.active = False
+    session.add(grade)
+    record_event(
+        session=session,
+        actor=adjudicator.code,
+        action="rubric.undo",
+        study_id=study.id,
+        response_id=response.id,
+        score=grade.score,
+    )
+    session.commit()
+    return RubricUndo(rubric_item_id(response.id or 0, case.public_id), grade.score)

@@ -14,6 +14,9 @@ carries ``data-field="<key>"`` (``diagnosis`` or ``findings`` + ``impression``,
 (Diagnosis, Findings, Impression, ``N · <label>``, I don't know, No focal
 finding, the submit's label); the panel carries ``data-case="<public id>"``.
 
+The tab's own copies (``tab_storage``) are filed under ``owner``, the reader's
+opaque tab key: another reader's panel, or Sign out, drops them.
+
 Drafts (``reader_app.exam.drafts``): the panel reports its draft as a state
 value, ``draft`` (the submit's shape plus ``edited_at``), about a second after
 the last change, at once when a field loses the focus, and when the tab is
@@ -180,6 +183,7 @@ def case_panel(
     following: PanelCase | None = None,
     door: ExamDoor | None = None,
     on_draft: Callable[[], None] | None = None,
+    owner: str = "",
 ) -> None:
     """The case panel for ``shown``; ``on_submit`` runs as the submit's callback when the
     answer comes through Streamlit (read the value with :func:`submitted_value`).
@@ -190,7 +194,10 @@ def case_panel(
     submit did ("Saved your answer to case 3."), said in the panel's status line (a
     toast of ours, never over Pause or Submit).
     ``shown.draft``: the server's draft of the case; ``on_draft`` runs when the panel
-    reports a new one (read it with :func:`drafted_value`)."""
+    reports a new one (read it with :func:`drafted_value`).
+    ``owner``: the signed-in reader's opaque tab key (``tab_storage.tab_owner``), which
+    the tab's copies of drafts, active time and viewer record are filed under; "" keeps
+    nothing in the tab's storage."""
     page_css(theme)
     data = _case_data(shown, theme=theme, grounding=grounding, notice=notice)
     if data is None:
@@ -206,6 +213,7 @@ def case_panel(
             else [image_url(img.sha256) for img in first_images(following.case)],
             "following": ahead if door is not None else None,
             "door": None if door is None else {"url": door.url, "session": door.session},
+            "owner": owner,
         },
         on_submit_change=on_submit,
         on_draft_change=on_draft or _ignore,

@@ -8,6 +8,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from reader_app.ui.components.safe_text import escape_markdown
+from reader_app.ui.components.tab_storage import forget_tab
 from reader_app.ui.context import oidc_configured
 
 
@@ -32,6 +33,7 @@ def _choose_reader() -> None:
 
 
 def sign_in_panel() -> None:
+    forget_tab()  # nobody is signed in: the tab keeps nothing of the last reader
     st.title("readerstudy")
     state = st.session_state
     if err := state.get("_auth_error"):

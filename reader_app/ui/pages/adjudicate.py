@@ -10,6 +10,7 @@ import streamlit as st
 
 from reader_app.core.auth import AuthError
 from reader_app.grading.adjudication import (
+    DecisionResult,
     GradingError,
     adjudicator_agreement,
     decide,
@@ -18,7 +19,11 @@ from reader_app.grading.adjudication import (
 from reader_app.grading.config import GradingConfigError, grading_config
 from reader_app.grading.key import AnswerKeyError
 from reader_app.grading.queue import adjudication_queue
-from reader_app.grading.rubric import record_rubric_grade, rubric_queue
+from reader_app.grading.rubric import (
+    record_rubric_grade,
+    rubric_queue,
+    undo_last_rubric_grade,
+)
 from reader_app.grading.rubric_grades import RUBRIC_MAX, RubricError
 from reader_app.grading.run_judges import run_judges
 from reader_app.ui.components.adjudication_agreement import agreement_panel
@@ -66,10 +71,17 @@ def _decide(correct: bool, add_synonym: bool, note: str) -> None:
     state.pop("_adj_item", None)
     state.pop("_adj_first", None)
     count_saved()
-    if result.final:
-        flash(PAGE, "success", "Saved: " + ("correct." if result.correct else "incorrect."))
-    else:
-        flash(PAGE, "success", "Saved. A second adjudicator grades this answer independently.")
+    flash(PAGE, "success", decision_notice(result))
+
+
+def decision_notice(result: DecisionResult) -> str:
+    """Everything the decision did, in one line: the verdict, the synonym added."""
+    if not result.final:
+        return "Saved. A second adjudicator grades this answer independently."
+    said = "Saved: correct" if result.correct else "Saved: incorrect"
+    if result.synonym_added:
+        said += ", and the answer was added to the key as a synonym (this cannot be undone here)"
+    return said + "."
 
 
 def _undo() -> None:
@@ -110,6 +122,22 @@ def _save_rubric(grade: str, note: str) -> None:
     state.pop("_rubric_item", None)
     count_graded()
     flash(PAGE, "success", f"Saved: {score} / {RUBRIC_MAX}.")
+
+
+def _undo_rubric() -> None:
+    with db_session() as session:
+        adjudicator, _ = load_reader(session, user)
+        try:
+            undone = undo_last_rubric_grade(session=session, adjudicator=adjudicator)
+        except (RubricError, AuthError) as exc:
+            flash(PAGE, "error", str(exc))
+            return
+    count_graded()  # the form starts empty for it
+    flash(
+        PAGE,
+        "info",
+        f"Undone: your grade ({undone.score} / {RUBRIC_MAX}). The report is back for your grade.",
+    )
 
 
 def _ask_judges() -> None:
@@ -168,6 +196,15 @@ if reports_mode:
     else:
         state["_rubric_item"] = rubric_view.item.item_id
         rubric_panel(rubric_view.item, _save_rubric)
+    st.button(
+        "Undo my last grade",
+        key="rubric_undo",
+        shortcut="U",
+        on_click=_undo_rubric,
+        help="Takes back your most recent report grade (kept in the audit log); "
+        "the report comes back to your queue.",
+    )
+    st.caption("Keys: type the grade, then G or Enter saves · S skip · U undo")
 else:
     if config.grading.judges:
         st.button(

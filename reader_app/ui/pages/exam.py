@@ -79,6 +79,7 @@ from reader_app.ui.components.image_urls import opening_window
 from reader_app.ui.components.pause_screen import pause_screen
 from reader_app.ui.components.practice_feedback import practice_feedback_panel
 from reader_app.ui.components.report_answer import is_report_case
+from reader_app.ui.components.tab_storage import tab_owner
 from reader_app.ui.context import (
     current_user,
     db_session,
@@ -323,6 +324,7 @@ def _case_screen(
         following=ahead,
         door=None if review else _door(),
         on_draft=None if review else _keep_draft,
+        owner=tab_owner(user.reader_id),
     )
 
 

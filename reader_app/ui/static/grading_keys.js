@@ -10,6 +10,11 @@
 
 // host element -> { item, grade, note }: what was typed, kept across redraws of one item
 const TYPED = new WeakMap();
+// host element -> the live form's end. Streamlit may call the component again with new
+// data (the next report) without running the previous call's cleanup: each call ends
+// the one before it here, so the page never holds two forms (two Save buttons, two key
+// listeners, the first one's stale item answering the keys).
+const LIVE = new WeakMap();
 
 function el(tag, attrs = {}, text = "") {
   const node = document.createElement(tag);
@@ -27,6 +32,7 @@ function typingElsewhere(path, root) {
 
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
+  LIVE.get(parentElement)?.();
   const kept = TYPED.get(parentElement);
   // the same item drawn again (a refusal, another widget's rerun): keep what was typed
   // (``saved`` counts the decisions made: after one, the fields start empty)
@@ -63,6 +69,13 @@ export default function (component) {
     if (busy) return;
     busy = true;
     root.setAttribute("aria-busy", "true");
+    // the reply is a redraw (a new form); a refusal drawn with the same data may not
+    // redraw it, so the form takes a key again after a moment (a repeat of a stored
+    // decision names a decided item and is refused by the server, never stored twice)
+    setTimeout(() => {
+      busy = false;
+      root.removeAttribute("aria-busy");
+    }, 3000);
     setTriggerValue("action", {
       item: data.item,
       action: action.action,
@@ -120,11 +133,18 @@ export default function (component) {
   document.addEventListener("keydown", onKey);
   parentElement.append(root); // beside the style sheet Streamlit put there
 
-  // Streamlit calls this before it draws the element again (new data) and when it goes
-  return () => {
+  // Streamlit calls this when the element goes (and may, before it draws it again);
+  // the next call runs it too: whichever comes first ends this form, once
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    if (LIVE.get(parentElement) === end) LIVE.delete(parentElement);
     const values = { grade: grade ? grade.value : "", note: note.value };
     TYPED.set(parentElement, { item: data.item, saved: data.saved, ...values });
     document.removeEventListener("keydown", onKey);
     root.remove();
   };
+  LIVE.set(parentElement, end);
+  return end;
 }

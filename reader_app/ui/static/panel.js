@@ -28,9 +28,16 @@
 // The tab keeps its own copy per case in memory and in sessionStorage as the fields
 // change, for the second between a change and its report (a reload that beats the
 // report): when a case is drawn the newer of the two (by edited_at) is shown, and the
-// viewer record and the active time continue from both. The tab's copy is dropped
-// once the next case is drawn after its submit; the server's goes with the answer's
-// store. See the "drafts kept by the server" functions below.
+// viewer record and the active time continue from both. The tab's copy belongs to one
+// signed-in reader: it is filed by reader and case (`rs.<owner>.draft.<case id>`,
+// `rs.<owner>.active.<case id>`, `rs.<owner>.viewer.<case id>`; <owner> is the opaque
+// per-reader key the page gives the panel as data.owner, never a name or a token);
+// a panel drawn for another owner first drops everything the tab kept (claimTab),
+// and Sign out drops it all (the sign-in page's forget_tab element, the event
+// "readerstudy:forget-tab"). The tab's copy is dropped as soon as the answer is
+// stored (the exam door's reply; without the door, when the next case is drawn);
+// the server's goes with the answer's store. See the "drafts kept by the server"
+// functions below.
 // Active time: visible milliseconds per case, counted from visibility changes
 // (kept in sessionStorage across reloads and in the server's draft), sent with the
 // answer.
@@ -39,10 +46,37 @@ const DRAFTS = new Map(); // case id -> {diagnosis, findings, impression, likert
 const ACTIVE = new Map(); // case id -> visible ms counted so far
 const PANELS = new WeakMap(); // parentElement -> the live panel
 const PREFETCHED = []; // decoded next-case images, held so the browser keeps them
-const DRAFT_KEY = (c) => `rs.draft.${c}`;
-const ACTIVE_KEY = (c) => `rs.active.${c}`;
+let owner = ""; // the tab's owner (data.owner of the last panel drawn), "" for nobody
+const DRAFT_KEY = (c) => `rs.${owner}.draft.${c}`;
+const ACTIVE_KEY = (c) => `rs.${owner}.active.${c}`;
+
+// The panel of another reader than the last (or the first since the page loaded): what
+// this page holds of anyone else goes, in memory here and in the viewer, and in the
+// tab's storage (claimTab keeps only the keys filed under the new owner).
+function claim(next) {
+  const key = typeof next === "string" ? next : "";
+  if (!claimTab(key) && key === owner) return;
+  forgetMemory();
+  owner = key;
+}
+
+function forgetMemory() {
+  DRAFTS.clear();
+  ACTIVE.clear();
+  ACKED.clear();
+  lastSubmitted = null;
+}
+
+// Sign out (the sign-in page's forget_tab element says so): nothing stays for whoever
+// signs in next in this tab.
+window.addEventListener("readerstudy:forget-tab", () => {
+  forgetTab();
+  forgetMemory();
+  owner = "";
+});
 
 function storeGet(key) {
+  if (!owner) return null; // nobody claimed the tab: memory only
   try {
     return JSON.parse(window.sessionStorage.getItem(key) || "null");
   } catch {
@@ -51,6 +85,7 @@ function storeGet(key) {
 }
 
 function storeSet(key, value) {
+  if (!owner) return;
   try {
     if (value === null) window.sessionStorage.removeItem(key);
     else window.sessionStorage.setItem(key, JSON.stringify(value));
@@ -175,6 +210,7 @@ export default function (component) {
 // (a page run's, or the one the panel held as the following case).
 function mountCase(parentElement, data, hooks) {
   const { setTriggerValue, setStateValue } = hooks;
+  claim(data.owner);
   if (lastSubmitted !== null && lastSubmitted !== data.case) {
     forgetCase(lastSubmitted); // its answer was stored: the next case is drawn
     lastSubmitted = null;
@@ -274,8 +310,18 @@ function mountCase(parentElement, data, hooks) {
   const idk = box("idk", "I don't know");
   const grounding = Boolean(data.viewer && data.viewer.grounding);
   let noFocal = null;
+  // "No focal finding" and the marker exclude each other: placing a marker unticks it,
+  // ticking it clears the marker; this line says which one gave way
+  const either = node("p", { class: "rp-either", role: "status", "aria-live": "polite" });
   if (grounding) {
     noFocal = box("no_focal_finding", "No focal finding");
+    el.append(either);
+    noFocal.addEventListener("change", () => {
+      if (!noFocal.checked || !viewer.marker()) return;
+      viewer.setMarker(null); // the form's change handler then keeps it as the draft's
+      draft.marker = null;
+      either.textContent = "Marker cleared: No focal finding is ticked.";
+    });
     el.append(
       node(
         "p",
@@ -299,7 +345,17 @@ function mountCase(parentElement, data, hooks) {
   // --- the viewer --------------------------------------------------------------
   const viewer = mountViewer(
     { data: data.viewer },
-    { host: left, marker: draft.marker || null, onMarker: (m) => changed({ marker: m }) },
+    {
+      host: left,
+      marker: draft.no_focal_finding === true ? null : draft.marker || null,
+      onMarker: (m) => {
+        if (m && noFocal && noFocal.checked) {
+          noFocal.checked = false;
+          either.textContent = "No focal finding unticked: a marker is placed.";
+        }
+        changed({ marker: m });
+      },
+    },
   );
 
   // --- state: what is on screen ------------------------------------------------
@@ -348,7 +404,8 @@ function mountCase(parentElement, data, hooks) {
 
   function changed(extra = {}) {
     if (pending) keep(null); // an unsent answer is sent again only as it was
-    Object.assign(draft, values(), extra, { touched: true, edited_at: Date.now() });
+    const marker = grounding ? { marker: viewer.marker() } : {}; // what the screen shows
+    Object.assign(draft, values(), marker, extra, { touched: true, edited_at: Date.now() });
     storeSet(DRAFT_KEY(caseId), draft);
     showError();
     reporter.soon();
@@ -375,7 +432,7 @@ function mountCase(parentElement, data, hooks) {
   if (reporting) continueActive(caseId, data.draft);
   let since = document.visibilityState === "visible" ? performance.now() : null;
   function activeNow() {
-    return ACTIVE.get(caseId) + (since === null ? 0 : performance.now() - since);
+    return (ACTIVE.get(caseId) || 0) + (since === null ? 0 : performance.now() - since);
   }
   function onVisibility() {
     if (document.visibilityState === "visible") {
@@ -388,6 +445,7 @@ function mountCase(parentElement, data, hooks) {
     }
   }
   function keepAll() {
+    if (ACKED.has(caseId) && reporting) return; // stored: its copy was dropped
     storeSet(ACTIVE_KEY(caseId), Math.round(activeNow()));
     storeSet(DRAFT_KEY(caseId), draft);
     keepRecord(caseId);
@@ -524,12 +582,14 @@ function mountCase(parentElement, data, hooks) {
     awaiting = false;
     if (reply.stored) {
       ACKED.add(caseId);
+      forgetCase(caseId); // stored: the tab keeps no copy of it (the last case's too)
       const next = current.following;
       if (next && reply.shown === next.case) {
         cleanup();
         mountCase(
           parentElement,
-          { ...next, notice: reply.notice || "", door: current.door, following: null, prefetch: [] },
+          // the same reader's: the owner goes with it
+          { ...next, owner, notice: reply.notice || "", door: current.door, following: null, prefetch: [] },
           hooks,
         );
       }
@@ -614,10 +674,8 @@ function mountCase(parentElement, data, hooks) {
     clearTimeout(resend);
     clearInterval(nudge);
     if (PANELS.get(parentElement) === panel) PANELS.delete(parentElement);
-    if (since !== null) {
-      ACTIVE.set(caseId, activeNow());
-      since = null;
-    }
+    if (since !== null && lastSubmitted !== caseId) ACTIVE.set(caseId, activeNow());
+    since = null;
     if (lastSubmitted !== caseId) keepAll();
     if (reporter.pending()) reporter.now(); // a change not yet reported (Pause, a page switch)
     reporter.stop();

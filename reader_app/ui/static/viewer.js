@@ -5,11 +5,16 @@
 // script rerun. The images are the stored PNGs served by Streamlit's media
 // endpoint, byte for byte; zoom and pan are a CSS transform (Panzoom) on them.
 //
-// What the reader did (slices visited, windows used, zoom, pan, fullscreen time)
-// is kept per case in this module and in the tab's sessionStorage (so a reload
-// continues it); the case panel (panel.js) puts api.summary() into the one value
-// it sends with the answer and into its draft, and folds the server draft's record
-// back in (mergeRecord), so another workstation continues it too.
+// What the reader did (slices visited, windows used, zoom, pan, fullscreen time, the
+// slice on screen) is kept per case in this module and in the tab's sessionStorage
+// (so a reload continues it), filed by reader: `rs.<owner>.viewer.<case id>`, where
+// <owner> is the opaque per-reader key the case panel claims the tab with
+// (claimTab). Another owner's claim, or Sign out (forgetTab), drops everything the
+// tab kept, in memory and in storage; a viewer nobody claimed (practice feedback,
+// adjudication) keeps nothing in storage. The case panel (panel.js) puts
+// api.summary() into the one value it sends with the answer and into its draft, and
+// folds the server draft's record back in (mergeRecord), so another workstation
+// continues it too.
 //
 // Image coordinates live in one place: clientToImage / imageToClient below
 // (stored-image pixels <-> viewport CSS pixels), exposed as
@@ -69,7 +74,45 @@ const MIN_SCALE = 0.5;
 const WHEEL_STEP_PX = 50;
 const WHEEL_ZOOM = 0.002; // zoom factor per wheel pixel, as an exponent // accumulated wheel delta per slice step (one mouse notch = 100)
 
-const RECORD_KEY = (caseId) => `rs.viewer.${caseId}`;
+// The tab's owner: the opaque per-reader key of the signed-in reader (never a name or
+// a token), "" while nobody claimed it; every key this tab stores begins `rs.<owner>.`
+let OWNER = "";
+const RECORD_KEY = (caseId) => `rs.${OWNER}.viewer.${caseId}`;
+
+// Every sessionStorage key of ours ("rs." ...) but those filed under `keep`.
+function wipeStorage(keep) {
+  try {
+    const store = window.sessionStorage;
+    const mine = keep ? `rs.${keep}.` : null;
+    for (let i = store.length - 1; i >= 0; i--) {
+      const k = store.key(i);
+      if (k && k.startsWith("rs.") && !(mine && k.startsWith(mine))) store.removeItem(k);
+    }
+  } catch {
+    // storage off: nothing kept
+  }
+}
+
+// The case panel of a signed-in reader claims the tab. A claim by another owner than
+// the last drops what this module holds in memory and every key filed under another
+// reader; returns true when the owner changed (the panel then drops its own memory).
+export function claimTab(owner) {
+  const key = typeof owner === "string" ? owner : "";
+  if (key === OWNER) return false;
+  SUMMARIES.clear();
+  MARKERS.clear();
+  wipeStorage(key);
+  OWNER = key;
+  return true;
+}
+
+// Sign out (or nobody signed in): the tab forgets every reader's copies.
+export function forgetTab() {
+  SUMMARIES.clear();
+  MARKERS.clear();
+  wipeStorage(null);
+  OWNER = "";
+}
 // W/L in grey levels of the displayed 8-bit image; this one shows it as stored
 const WL_STORED = { width: 255, center: 127.5 };
 const WL_WIDTH = [1, 510];
@@ -82,7 +125,7 @@ function record(caseId) {
   if (!SUMMARIES.has(caseId)) {
     let old = null;
     try {
-      old = JSON.parse(window.sessionStorage.getItem(RECORD_KEY(caseId)) || "null");
+      if (OWNER) old = JSON.parse(window.sessionStorage.getItem(RECORD_KEY(caseId)) || "null");
     } catch {
       old = null;
     }
@@ -90,7 +133,7 @@ function record(caseId) {
     const num = (v, d) => (Number.isFinite(v) ? v : d);
     SUMMARIES.set(caseId, {
       slices: new Set(Array.isArray(o.slices) ? o.slices.filter(Number.isInteger) : []),
-      windows: Array.isArray(o.windows) ? o.windows.filter((w) => typeof w === "string") : [],
+      windows: Array.isArray(o.windows) ? o.windows.filter((w) => typeof w === "string" && w) : [],
       zoom: o.zoom === true,
       pan: o.pan === true,
       one: o.one === true,
@@ -100,6 +143,7 @@ function record(caseId) {
       thumbs: num(o.thumbs, 0),
       wlUsed: o.wlUsed === true,
       wl: { ...WL_STORED },
+      at: Number.isInteger(o.at) && o.at >= 0 ? o.at : null, // the slice on screen (0-based)
     });
   }
   return SUMMARIES.get(caseId);
@@ -112,8 +156,9 @@ export function keepRecord(caseId) {
   const fs = r.fsMs + (r.fsSince === null ? 0 : performance.now() - r.fsSince);
   const plain = {
     slices: [...r.slices], windows: r.windows, zoom: r.zoom, pan: r.pan, one: r.one,
-    maxZoom: r.maxZoom, fsMs: fs, thumbs: r.thumbs, wlUsed: r.wlUsed,
+    maxZoom: r.maxZoom, fsMs: fs, thumbs: r.thumbs, wlUsed: r.wlUsed, at: r.at,
   };
+  if (!OWNER) return; // nobody claimed the tab: memory only
   try {
     window.sessionStorage.setItem(RECORD_KEY(caseId), JSON.stringify(plain));
   } catch {
@@ -123,6 +168,8 @@ export function keepRecord(caseId) {
 
 export function forgetRecord(caseId) {
   SUMMARIES.delete(caseId);
+  MARKERS.delete(caseId);
+  if (!OWNER) return;
   try {
     window.sessionStorage.removeItem(RECORD_KEY(caseId));
   } catch {
@@ -141,7 +188,7 @@ export function mergeRecord(caseId, kept) {
     if (Number.isInteger(s)) r.slices.add(s);
   }
   for (const w of Array.isArray(kept.windows_used) ? kept.windows_used : []) {
-    if (typeof w === "string" && !r.windows.includes(w)) r.windows.push(w);
+    if (typeof w === "string" && w && !r.windows.includes(w)) r.windows.push(w);
   }
   r.zoom ||= kept.zoom_used === true;
   r.pan ||= kept.pan_used === true;
@@ -373,6 +420,7 @@ export function mountViewer(component, hooks = {}) {
     const own = image.label && image.label !== windows[win].name ? image.label : "";
     label.textContent = [own, windows[win].label].filter(Boolean).join(" · ");
     rec.slices.add(idx + 1);
+    rec.at = idx; // a reload comes back to this slice
     thumbs.querySelectorAll("button").forEach((b, j) => {
       b.setAttribute("aria-current", j === idx ? "true" : "false");
     });
@@ -513,7 +561,7 @@ export function mountViewer(component, hooks = {}) {
     win = i;
     presetButtons.forEach((b, j) => b.setAttribute("aria-pressed", j === win ? "true" : "false"));
     const name = windows[win].name;
-    if (!rec.windows.includes(name)) rec.windows.push(name);
+    if (name && !rec.windows.includes(name)) rec.windows.push(name);
     if (stack) buildThumbs();
     setWL(WL_STORED); // a preset is a new start
     show(idx); // the slice, zoom and pan carry over
@@ -785,12 +833,16 @@ export function mountViewer(component, hooks = {}) {
 
   img.addEventListener("load", drawMarker);
   presetButtons.forEach((b, j) => b.setAttribute("aria-pressed", j === win ? "true" : "false"));
-  if (!rec.windows.includes(windows[win].name)) rec.windows.push(windows[win].name);
+  // a window with no name (a PNG case's one rendering) is no window choice
+  if (windows[win].name && !rec.windows.includes(windows[win].name)) rec.windows.push(windows[win].name);
   if (stack) buildThumbs();
   rec.wl = { ...WL_STORED }; // a (re)drawn case starts as stored
   if (lastCase !== null && lastCase !== caseId) scrollToTop(root);
   lastCase = caseId;
-  show(0);
+  // a reload (the tab's record) comes back to the slice the reader was on; else the
+  // slice of the case's marker; else the first
+  const markedSlice = grounding && stripMarks && marker() ? marker().slice - 1 : null;
+  show(stack ? (rec.at ?? markedSlice ?? 0) : 0);
   layout();
 
   const api = {

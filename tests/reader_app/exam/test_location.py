@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from sqlmodel import Session, select
 
 from reader_app.core.settings import Settings
-from reader_app.exam.location import MISSING, OFF_IMAGE, location_answer
+from reader_app.exam.location import BOTH, MISSING, OFF_IMAGE, location_answer
 from reader_app.exam.next_case import CaseView, ImageView, next_case
 from reader_app.exam.order import ensure_order
 from reader_app.exam.revisions import answer_history, revise_answer, stored_answer
@@ -109,10 +109,16 @@ def test_nothing_given_is_an_error_only_when_the_study_requires_a_location() -> 
         assert location_answer(sent, case=_case(), no_focal_finding=False, required=False) is None
 
 
-def test_no_focal_finding_wins_over_a_marker() -> None:
-    for sent in [None, _sent(x=5, y=5), _sent(x=-5, y=5)]:
+def test_no_focal_finding_alone_is_stored_and_with_a_marker_is_refused() -> None:
+    # issue 38: a marker was dropped silently when both came; the screen never shows
+    # both, and a value that carries both changes nothing and says why
+    for sent in [None, "", _sent(case="another-case", x=5, y=5)]:  # no marker of this case
         text = location_answer(sent, case=_case(), no_focal_finding=True, required=True)
         assert parse_location_json(text) == (None, True)
+    for sent in [_sent(x=5, y=5), _sent(x=-5, y=5)]:
+        with pytest.raises(AnswerError) as err:
+            location_answer(sent, case=_case(), no_focal_finding=True, required=True)
+        assert str(err.value) == BOTH and err.value.field == "location"
 
 
 @given(
