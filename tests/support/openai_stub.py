@@ -10,7 +10,9 @@ bytes of its images, so a test can check what a model was shown.
         client = ChatClient(stub.base_url)          # http://127.0.0.1:PORT/v1
 
 Reply helpers: ``answer`` (bare JSON), ``fenced`` (JSON in a ```json fence),
-``idk``, ``garbage``, ``slow`` (a delay before answering) and ``status``.
+``idk``, ``garbage``, ``slow`` (a delay before answering) and ``status``; a
+reply's ``usage`` replaces the usage object and ``reasoning`` is sent as
+``message.reasoning_content``.
 Usable for LLM judges too: text-only requests work the same way.
 """
 
@@ -39,6 +41,8 @@ class Reply:
     body_bytes: bytes | None = None  # sent as is (e.g. gzip layers, with their headers)
     drip_s: float = 0.0  # > 0: send the body one byte at a time, this far apart
     model: str | None = None  # the model the reply claims (default: the one asked)
+    usage: dict[str, Any] | None = None  # replaces the reply's usage object
+    reasoning: str | None = None  # sent as message.reasoning_content
 
     @staticmethod
     def answer(diagnosis: str, likert: int | None = 3) -> Reply:
@@ -224,7 +228,12 @@ class OpenAIStub:
                     payload = json.dumps({"error": {"message": f"status {reply.status}"}})
                 else:
                     model = reply.model if reply.model is not None else request.model
-                    payload = json.dumps(completion(model, reply.content))
+                    body = completion(model, reply.content)
+                    if reply.usage is not None:
+                        body["usage"] = reply.usage
+                    if reply.reasoning is not None:
+                        body["choices"][0]["message"]["reasoning_content"] = reply.reasoning
+                    payload = json.dumps(body)
                 self._send(reply.status, payload, reply.headers, reply.drip_s)
 
             def _send(
