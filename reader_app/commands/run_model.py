@@ -414,10 +414,16 @@ def _batch_out(
                     out=path,
                     retry_failures=args.retry_failures,
                 )
-                lines.append(
+                line = (
                     f"run {written.run}: {written.written} requests written to {path} "
                     f"({written.already_answered} cases answered already)"
                 )
+                if written.report_cases:
+                    line += (
+                        f"; {written.report_cases} report case(s) left out: run the same "
+                        "command without --batch-out to ask them live"
+                    )
+                lines.append(line)
     except (CommandError, RunConflict, ValueError) as exc:
         return fail(str(exc))
     except OSError as exc:

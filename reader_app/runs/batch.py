@@ -18,7 +18,8 @@ technical failure (an error line) is replaced by a later answer: importing the
 same file twice adds nothing, and a second batch of the failed cases fills
 them in.
 
-Report-mode cases (several requests per case) are not batched: run them live.
+Report-mode cases (several requests per case) are left out of the file: the same
+``run-model`` command without ``--batch-out`` asks them live, into the same run.
 A batch reply has no latency of its own; its ``meta`` says ``batch: true``.
 """
 
@@ -62,6 +63,7 @@ class BatchOut:
     run: str
     written: int
     already_answered: int
+    report_cases: int = 0  # left out: report cases are asked live (several requests each)
 
 
 @dataclass
@@ -89,13 +91,9 @@ def write_batch(
 ) -> BatchOut:
     """Open (or resume) the run and write its unanswered cases as batch-input JSONL.
     Commits the run record; the file is written whole or not at all."""
-    jobs = case_jobs(session=session, study=study, strip_mode=spec.strip_mode)
-    if any(j.answer == "report" for j in jobs):
-        raise ValueError(
-            "the study has report-mode cases (several requests per case): run them live, "
-            "without --batch-out"
-        )
-    spec = study_spec(study, spec, jobs)
+    every = case_jobs(session=session, study=study, strip_mode=spec.strip_mode)
+    spec = study_spec(study, spec, every)
+    jobs = [j for j in every if j.answer != "report"]
     run, _ = open_run(session=session, study=study, spec=spec, prompt=prompt, host=host)
     session.commit()
     assert run.id is not None
@@ -113,7 +111,7 @@ def write_batch(
     partial = out.with_name(out.name + ".part")
     partial.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     partial.replace(out)
-    return BatchOut(run.name, len(lines), len(jobs) - len(todo))
+    return BatchOut(run.name, len(lines), len(jobs) - len(todo), len(every) - len(jobs))
 
 
 @dataclass(frozen=True)

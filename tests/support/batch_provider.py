@@ -2,11 +2,12 @@
 
     python -m tests.support.batch_provider INPUT.jsonl OUTPUT.jsonl ANSWERS.json
 
-``ANSWERS.json`` maps the sha256 of a request's first image to the reply text
-(a case the map lacks gets an error line, as a provider reports a failed
-request). Each output line has OpenAI's shape: ``{"id", "custom_id",
-"response": {"status_code", "request_id", "body"}, "error"}``, the body a chat
-completion with usage (prompt tokens from the request's size, a float cost).
+``ANSWERS.json`` maps the sha256 of a request's first image, or a piece of its
+text (a case's history), to the reply text; a request no key matches gets an
+error line, as a provider reports a failed request. Each output line has
+OpenAI's shape: ``{"id", "custom_id", "response": {"status_code", "request_id",
+"body"}, "error"}``, the body a chat completion with usage (1000 prompt and 50
+completion tokens, a float cost of $0.001).
 """
 
 from __future__ import annotations
@@ -35,7 +36,10 @@ def main(argv: list[str]) -> int:
         request = json.loads(line)
         assert request["method"] == "POST" and request["url"] == "/v1/chat/completions"
         body = request["body"]
-        reply = answers.get(first_image_sha(body) or "")
+        text = json.dumps(body["messages"], ensure_ascii=False)
+        reply = answers.get(first_image_sha(body) or "") or next(
+            (value for key, value in answers.items() if key in text), None
+        )
         record: dict = {"id": f"batch_req_{n}", "custom_id": request["custom_id"]}  # type: ignore[type-arg]
         if reply is None:
             record["response"] = None

@@ -146,13 +146,13 @@ Responder = Callable[[ChatRequest], Reply]
 
 
 class OpenAIStub:
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.requests: list[ChatRequest] = []
         self.responder: Responder = lambda _req: Reply.answer("Default diagnosis", 3)
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
         self._server.block_on_close = False
         self._thread = threading.Thread(
@@ -292,3 +292,51 @@ def openai_stub() -> Iterator[OpenAIStub]:
     """A started stub server, stopped after the test."""
     with OpenAIStub() as stub:
         yield stub
+
+
+def scripted_responder(script: dict[str, list[str]]) -> Responder:
+    """Replies by the request's text: the first key of ``script`` found in it (a case's
+    history) picks a list of replies, used in turn each time that case is asked (so
+    repeat r of a run gets reply r); no key found: "I don't know"."""
+    seen: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def responder(request: ChatRequest) -> Reply:
+        key = next((k for k in script if k in request.text), None)
+        if key is None:
+            return Reply.idk()
+        with lock:
+            n = seen.get(key, 0)
+            seen[key] = n + 1
+        replies = script[key]
+        return Reply(replies[n % len(replies)])
+
+    return responder
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tests.support.openai_stub --port 8000 --script SCRIPT.json``: the stub
+    served until interrupted (the docs' walks), replying by ``scripted_responder``."""
+    import argparse
+    import time
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--script", help="JSON: a piece of a case's text -> its replies in turn")
+    args = parser.parse_args(argv)
+    stub = OpenAIStub(port=args.port)
+    if args.script:
+        stub.responder = scripted_responder(json.loads(Path(args.script).read_text()))
+    stub.start()
+    print(f"stub serving on {stub.base_url}", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        stub.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
