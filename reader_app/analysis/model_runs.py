@@ -310,6 +310,8 @@ def repeat_summary(
     """One row per group of repeat runs (``REPEAT_COLUMNS``): the scores' mean and SD and
     run-to-run agreement, as ``readerstudy score`` gives them; answers not graded yet
     count as not rated (left out), so the figures are final once grading is done."""
+    if not has_repeat_runs(session=session, study_id=study_id):  # one indexed look, no frame
+        return pd.DataFrame(columns=list(REPEAT_COLUMNS))
     tidy = tidy_responses(session=session, study_id=study_id)
     tidy = repeat_frame(tidy, session=session, study_id=study_id)
     tidy = tidy[tidy["run_group"].notna()]
