@@ -170,3 +170,25 @@ def test_a_custom_id_we_never_wrote_refuses_the_file(
     out.write_text("\n".join([good[0], good[0]]) + "\n")
     assert main(["import-run", str(out), "--format", "openai-batch"]) == 2
     assert "appears twice" in capsys.readouterr().err
+
+
+def test_repeats_write_one_batch_file_each(
+    session: Session, settings: Settings, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    make_study(session, settings.asset_dir, n_cases=2)
+    base = ["run-model", "study", "--endpoint", "https://api.example.org/v1", "--model", "vlm"]
+    out = tmp_path / "batch.jsonl"
+    assert main([*base, "--repeats", "2", "--batch-out", str(out), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "run vlm #1: 2 requests written" in printed and "run vlm #2: 2 requests" in printed
+    assert not out.exists()
+    ids = {
+        n: {json.loads(x)["custom_id"] for x in (tmp_path / f"batch-r{n}.jsonl").open()}
+        for n in (1, 2)
+    }
+    with Session(session.get_bind()) as fresh:
+        runs = {r.repeat_index: r for r in fresh.exec(select(ModelRun)).all()}
+    assert {runs[1].run_group, runs[2].run_group} == {"vlm"}
+    # each file's custom_ids name its own repeat's run
+    for n in (1, 2):
+        assert {i.split("-")[1] for i in ids[n]} == {str(runs[n].id)}
