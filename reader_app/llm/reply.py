@@ -103,10 +103,10 @@ def usage_fields(raw_usage: object) -> tuple[dict[str, int], float | None]:
         count = value.get(key) if isinstance(value, Mapping) else None
         if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
             usage[name] = count
+    usage.pop("cost", None)  # a whole-number cost is a cost, never a token count
     cost = raw_usage.get("cost")
     if isinstance(cost, bool) or not isinstance(cost, int | float) or not 0 <= cost < 1e9:
         return usage, None
-    usage.pop("cost", None)  # a whole-number cost is a cost, not a token count
     return usage, float(cost)
 
 

@@ -55,12 +55,14 @@ def test_a_reply_keeps_reasoning_and_cached_tokens_cost_and_reasoning_text() -> 
 
 @pytest.mark.parametrize(
     ("cost", "kept"),
-    [(0.5, 0.5), (2, 2.0), (True, None), ("0.5", None), (-1.0, None), (1e12, None)],
+    [(0.5, 0.5), (2, 2.0), (True, None), ("0.5", None), (-1.0, None), (1e12, None), (10**12, None)],
 )
 def test_only_a_finite_non_negative_number_is_a_cost(cost: object, kept: float | None) -> None:
     body = completion("m", "x")
     body["usage"]["cost"] = cost
-    assert parse_completion(json.dumps(body).encode(), latency_s=0, attempts=1).cost == kept
+    reply = parse_completion(json.dumps(body).encode(), latency_s=0, attempts=1)
+    assert reply.cost == kept
+    assert "cost" not in reply.usage  # a refused cost never passes for a token count
 
 
 def test_reasoning_field_of_other_providers() -> None:
