@@ -208,6 +208,10 @@ class ModelRun(SQLModel, table=True):
     # free text for comparing families of models: frontier, open-weight, medical, ...
     # (RadLE's access/domain on import); the leaderboard filters and pools by it
     cohort: str | None = Field(default=None, max_length=64)
+    # repeat runs (`run-model --repeats N`): the group they share (the base run name) and
+    # this run's repeat index 1..N; both None for a single run
+    run_group: str | None = Field(default=None, max_length=200)
+    repeat_index: int | None = None
 
     __table_args__ = (UniqueConstraint("study_id", "name", name="uq_run_name"),)
 
@@ -268,6 +272,9 @@ class Response(SQLModel, table=True):
     # the responder's location (reader_app.grounding.store): a point in stored-image pixels,
     # "no focal finding", or NULL when none was given
     location_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    # a model's reasoning text (message.reasoning_content / reasoning): stored and
+    # exported for analysts, never shown to a reader; NULL for humans and most models
+    reasoning_text: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 
     __table_args__ = (
         UniqueConstraint("reader_id", "case_id", name="uq_response_reader_case"),

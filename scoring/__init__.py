@@ -56,6 +56,7 @@ from scoring.regions import (
     parse_region,
 )
 from scoring.render import format_table, report_frame, report_json, to_jsonable
+from scoring.repeats import REPEAT_METRICS, repeat_groups
 from scoring.rubric import TIERS, rubric_summary, rubric_tier
 from scoring.rubric_agreement import icc_2_1, score_histogram, tier_kappa
 from scoring.rubric_compare import RubricScores, rubric_scores
@@ -79,6 +80,7 @@ __all__ = [
     "GROUNDING_METRICS",
     "H_AGGREGATES",
     "N_CATEGORIES",
+    "REPEAT_METRICS",
     "SCORING_SPEC_VERSION",
     "STATUSES",
     "TIDY_COLUMNS",
@@ -135,6 +137,7 @@ __all__ = [
     "radle_s",
     "register_handover_variant",
     "register_safety_variant",
+    "repeat_groups",
     "report_frame",
     "report_json",
     "resample_weights",

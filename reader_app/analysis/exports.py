@@ -19,6 +19,14 @@ run's cohort (``ModelRun.cohort``), empty for readers. The ``key`` export is
 the answer-key CSV of DESIGN.md section 4 (``case_id,diagnosis,synonyms``),
 exactly what ``readerstudy grade --key`` and the key upload read, so it has no
 provenance columns (they would be read as part of the key).
+
+Model runs (reader_app/analysis/model_runs.py): ``runs`` a row per run (tokens,
+cost, cost per correct answer, latency p50/p95, run group and repeat),
+``run-replies`` a row per model reply (tokens, cost, latency, the reasoning text
+and the raw reply: an analyst's file), ``repeats`` a row per group of repeat
+runs (mean and SD of the scores, run-to-run agreement). When the study has
+repeat runs, the responses export ends its data columns with ``run_group`` and
+``repeat`` too, which ``readerstudy score`` reads.
 """
 
 from __future__ import annotations
@@ -33,6 +41,13 @@ import pyarrow as pa
 from sqlmodel import Session, col, select
 
 from reader_app.analysis.data import run_cohorts, study_data, with_cohort
+from reader_app.analysis.model_runs import (
+    has_repeat_runs,
+    repeat_frame,
+    repeat_summary,
+    run_replies,
+    run_usage,
+)
 from reader_app.analysis.mrmc import mrmc_frame
 from reader_app.analysis.report_answers import report_answers_frame
 from reader_app.analysis.report_scores import rubric_mrmc_rows
@@ -46,7 +61,17 @@ from reader_app.models import AuditEvent, Study, utcnow
 from reader_app.results import tidy_responses
 from scoring import AuditParams, ScoringParams
 
-WHAT: Final = ("responses", "audit", "mrmc", "reports", "key", "audit-grounding")
+WHAT: Final = (
+    "responses",
+    "audit",
+    "mrmc",
+    "reports",
+    "key",
+    "audit-grounding",
+    "runs",
+    "run-replies",
+    "repeats",
+)
 FORMATS: Final = ("csv", "parquet")
 AUDIT_COLUMNS: Final = ("id", "at", "actor", "action", "detail")
 METADATA_KEY: Final = b"readerstudy"
@@ -129,6 +154,14 @@ def export_frame(
             timing_frame(session=session, study_id=study.id),
         )
         frame = with_cohort(frame, cohorts, "responder")
+        if has_repeat_runs(session=session, study_id=study.id):  # what `score` reads
+            frame = repeat_frame(frame, session=session, study_id=study.id)
+    elif what == "runs":  # a row per model run: tokens, cost, cost per correct, latency
+        frame = run_usage(session=session, study_id=study.id)
+    elif what == "run-replies":  # a row per model reply: usage, reasoning text, raw reply
+        frame = run_replies(session=session, study_id=study.id)
+    elif what == "repeats":  # a row per group of repeat runs: mean, SD, agreement
+        frame = repeat_summary(session=session, study_id=study.id)
     elif what == "audit":
         frame = audit_frame(session=session, study_id=study.id)
     elif what == "mrmc":

@@ -47,8 +47,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         choices=WHAT,
         default="responses",
         help="responses: the tidy frame; audit: the audit log; mrmc: reader/case/modality/"
-        "score/truth long format; key: the answer key CSV (case_id,diagnosis,synonyms) "
-        "(default: responses)",
+        "score/truth long format; key: the answer key CSV (case_id,diagnosis,synonyms); "
+        "runs: a row per model run (tokens, cost, cost per correct, latency p50/p95); "
+        "run-replies: a row per model reply (usage, reasoning text, raw reply); repeats: "
+        "a row per group of repeat runs (mean, SD, agreement) (default: responses)",
     )
     p.add_argument("--format", choices=FORMATS, default="csv", help="file format (default: csv)")
     p.add_argument(

@@ -12,6 +12,8 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import replace
+from pathlib import Path
 
 from reader_app.commands.common import (
     CommandError,
@@ -22,23 +24,28 @@ from reader_app.commands.common import (
 )
 from reader_app.commands.judge_options import add_judge_options, judge_configs
 from reader_app.commands.progress_bar import RunProgressBar
+from reader_app.core.settings import Settings
 from reader_app.grading.config import GradingConfigError, grading_config, study_judges
 from reader_app.llm import ChatClient, endpoint_host
 from reader_app.llm.judges import JudgeConfig
-from reader_app.llm.prompts import DEFAULT_PROMPT, load_prompt
+from reader_app.llm.prompts import DEFAULT_PROMPT, Prompt, load_prompt
 from reader_app.models import Study
 from reader_app.runs.arrival_grading import GradeOnArrival
 from reader_app.runs.autograde_hook import autograde_after_run
+from reader_app.runs.batch import write_batch
 from reader_app.runs.lease import DEFAULT_LEASE_S
 from reader_app.runs.prompt import GROUNDED_PROMPT, default_prompt
 from reader_app.runs.record import (
     DEFAULT_REPORT_PROMPT,
     STRIP_MODES,
+    TEXT_ONLY_SUFFIX,
     RunConflict,
     RunSpec,
+    repeat_name,
     text_only_name,
 )
 from reader_app.runs.runner import RunAborted, RunSummary, run_model
+from reader_app.runs.usage import Price, PriceError, load_prices, price_from_options
 from reader_app.study.config import study_settings
 
 
@@ -92,7 +99,52 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="report cases: send the slices in labelled groups of N (Bench 2 used 4: "
         "Entry/Upper/Lower/Exit) and join the replies; recorded in the run",
     )
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="ask the whole exam N times: N runs of their own ('<name> #1' .. '<name> #N'), "
+        "tied by their run group for run-to-run agreement; resumable like one run",
+    )
+    add_price_options(p)
+    p.add_argument(
+        "--batch-out",
+        metavar="FILE",
+        help="send nothing: write the run's unanswered cases as OpenAI batch-input JSONL "
+        "(the same requests as a live run); import the provider's output with "
+        "`readerstudy import-run --format openai-batch`",
+    )
     p.set_defaults(func=run)
+
+
+def add_price_options(p: argparse.ArgumentParser) -> None:
+    """Prices for the cost of replies whose provider reports none (runs/usage.py)."""
+    p.add_argument(
+        "--price-in", type=float, help="US dollars per million prompt tokens (with --price-out)"
+    )
+    p.add_argument(
+        "--price-out",
+        type=float,
+        help="US dollars per million completion tokens, reasoning included (with --price-in)",
+    )
+    p.add_argument(
+        "--prices",
+        metavar="FILE",
+        help="prices file (TOML, a table per model with input and output per million tokens)",
+    )
+
+
+def price_of(args: argparse.Namespace, model: str) -> Price | None:
+    """``--price-in``/``--price-out``, else the model's row of ``--prices``, else None."""
+    price = price_from_options(args.price_in, args.price_out)
+    if price is not None and args.prices:
+        raise PriceError("give --price-in/--price-out or --prices, not both")
+    if price is None and args.prices:
+        prices = load_prices(args.prices)
+        if model not in prices:
+            raise PriceError(f"prices file {args.prices} has no [{model!r}] table")
+        price = prices[model]
+    return price
 
 
 def add_request_options(p: argparse.ArgumentParser) -> None:
@@ -192,6 +244,19 @@ def run_spec(args: argparse.Namespace) -> RunSpec:
     )
 
 
+def repeat_specs(spec: RunSpec, repeats: int) -> list[RunSpec]:
+    """One spec per repeat, tied by the run group (the base name); ``[spec]`` for one run."""
+    if repeats < 1:
+        raise ValueError("--repeats must be 1 or more")
+    if repeats == 1:
+        return [spec]
+    group = spec.name.removesuffix(TEXT_ONLY_SUFFIX)
+    return [
+        replace(spec, name=repeat_name(spec.name, i), run_group=group, repeat_index=i)
+        for i in range(1, repeats + 1)
+    ]
+
+
 def summary_line(summary: RunSummary) -> str:
     t = summary.totals
     line = (
@@ -203,6 +268,10 @@ def summary_line(summary: RunSummary) -> str:
     )
     if t.get("latency_s_mean") is not None:
         line += f"; mean latency {t['latency_s_mean']} s"
+    if t.get("latency_p95_s") is not None:
+        line += f" (p50 {t['latency_p50_s']} s, p95 {t['latency_p95_s']} s)"
+    if t.get("cost") is not None:
+        line += f"; cost ${t['cost']:.4f} ({t['cost_source']})"
     if summary.no_images:
         line += "; text only: no image was sent"
     if summary.left_to_others:
@@ -246,11 +315,16 @@ def run(args: argparse.Namespace) -> int:
     if args.judge is not None and (args.no_autograde or args.auto_only):
         return fail("--judge grades the answers: leave out --no-autograde and --auto-only")
     try:
-        spec = run_spec(args)
+        specs = repeat_specs(run_spec(args), args.repeats)
         prompt = load_prompt(args.prompt) if args.prompt else None
         client = client_from(args)
+        price = price_of(args, args.model)
     except (ValueError, OSError) as exc:
         return fail(str(exc))
+    if args.batch_out:
+        return _batch_out(args, settings, specs, prompt)
+    summaries: list[RunSummary] = []
+    graders: list[GradeOnArrival] = []
     try:
         with client, cli_session(settings) as session:
             study = require_study(session, args.study)
@@ -258,33 +332,38 @@ def run(args: argparse.Namespace) -> int:
             if prompt is None:
                 prompt = load_prompt(default_prompt(grounding=study_settings(study).grounding))
             judges = [] if args.auto_only else judge_configs(args) or _study_judges(study)
-            progress = None if args.quiet else RunProgressBar()
-            grader = None
-            if judges and not args.no_autograde:
-                grader = GradeOnArrival(
-                    session=session,
-                    study=study,
-                    run_name=spec.name,
-                    judges=judges,
-                    actor="cli:run-model",
-                    then=progress,
+            for spec in specs:
+                progress = None if args.quiet else RunProgressBar()
+                grader = None
+                if judges and not args.no_autograde:
+                    grader = GradeOnArrival(
+                        session=session,
+                        study=study,
+                        run_name=spec.name,
+                        judges=judges,
+                        actor="cli:run-model",
+                        then=progress,
+                    )
+                summaries.append(
+                    run_model(
+                        session=session,
+                        study=study,
+                        spec=spec,
+                        prompt=prompt,
+                        client=client,
+                        asset_dir=settings.asset_dir,
+                        host=endpoint_host(args.endpoint),
+                        concurrency=args.concurrency,
+                        retry_failures=args.retry_failures,
+                        progress=grader or progress,
+                        lease_s=args.lease,
+                        price=price,
+                    )
                 )
-            summary = run_model(
-                session=session,
-                study=study,
-                spec=spec,
-                prompt=prompt,
-                client=client,
-                asset_dir=settings.asset_dir,
-                host=endpoint_host(args.endpoint),
-                concurrency=args.concurrency,
-                retry_failures=args.retry_failures,
-                progress=grader or progress,
-                lease_s=args.lease,
-            )
+                if grader is not None:  # a last pass: answers a resumed run left pending
+                    grader.grade()
+                    graders.append(grader)
             graded = None
-            if grader is not None:  # a last pass: answers a resumed run left pending
-                grader.grade()
             if not args.no_autograde:
                 graded = autograde_after_run(
                     session=session, study_id=study.id, actor="cli:run-model"
@@ -300,7 +379,54 @@ def run(args: argparse.Namespace) -> int:
         return 130
     if graded:
         print(graded)
-    if grader is not None:
+    for grader in graders:
         print(grader.summary())
-    print(summary_line(summary))
+    for summary in summaries:
+        print(summary_line(summary))
+    return 0
+
+
+def _batch_out(
+    args: argparse.Namespace, settings: Settings, specs: list[RunSpec], prompt: Prompt | None
+) -> int:
+    """``--batch-out FILE``: open the run(s) and write their requests; nothing is sent.
+    With --repeats, one file per repeat: FILE's stem gets ``-r1`` .. ``-rN``."""
+    out = Path(args.batch_out)
+    lines = []
+    try:
+        with cli_session(settings) as session:
+            study = require_study(session, args.study)
+            if prompt is None:
+                prompt = load_prompt(default_prompt(grounding=study_settings(study).grounding))
+            for spec in specs:
+                path = (
+                    out
+                    if spec.repeat_index is None
+                    else out.with_name(f"{out.stem}-r{spec.repeat_index}{out.suffix}")
+                )
+                written = write_batch(
+                    session=session,
+                    study=study,
+                    spec=spec,
+                    prompt=prompt,
+                    asset_dir=settings.asset_dir,
+                    host=endpoint_host(args.endpoint),
+                    out=path,
+                    retry_failures=args.retry_failures,
+                )
+                line = (
+                    f"run {written.run}: {written.written} requests written to {path} "
+                    f"({written.already_answered} cases answered already)"
+                )
+                if written.report_cases:
+                    line += (
+                        f"; {written.report_cases} report case(s) left out: run the same "
+                        "command without --batch-out to ask them live"
+                    )
+                lines.append(line)
+    except (CommandError, RunConflict, ValueError) as exc:
+        return fail(str(exc))
+    except OSError as exc:
+        return fail(f"cannot write the batch file or read the study's images: {exc}")
+    print("\n".join(lines))
     return 0

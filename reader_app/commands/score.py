@@ -7,6 +7,11 @@ the table the columns G, GA and U. The cases with a reference region are those
 with a ``hit`` on some row, or the ones ``--grounded-cases`` lists (needed only
 when nobody answered such a case: a blank file cannot say it has a region).
 
+With ``run_group`` and ``repeat`` columns (the responses export has them when the
+study has repeat runs, ``run-model --repeats N``) the JSON gains ``repeat_groups``:
+per group each repeat's scores, their mean and SD and run-to-run agreement
+(scoring/repeats.py); the table a line per group.
+
 A file of report rows (``export --what reports``: a ``rubric`` column, no
 ``diagnosis``) gets the rubric summary of SCORING.md section 6 instead
 (commands/score_reports.py). An empty file, or one with no rows, is refused."""
@@ -37,6 +42,7 @@ from scoring import (
     format_table,
     grounded_cases_of,
     grounding_report,
+    repeat_groups,
     report_frame,
     report_json,
     score_responses,
@@ -195,6 +201,9 @@ def run(args: argparse.Namespace) -> int:
         )
         if grounded:
             report["grounding"] = grounding_report(frame, grounded, params, case_ids=cases)
+        repeats = repeat_groups(frame, report["responders"], case_ids=cases)
+        if repeats:  # runs of `run-model --repeats N` (run_group and repeat columns)
+            report["repeat_groups"] = repeats
     except UngradedRowsError as exc:
         print(f"readerstudy score: error: {exc}\n{UNGRADED_HINT}.", file=sys.stderr)
         return 2
@@ -207,7 +216,20 @@ def run(args: argparse.Namespace) -> int:
         report_frame(report).to_csv(sys.stdout, index=False)
     else:
         sys.stdout.write(format_table(report) + "\n")
+        for group in report.get("repeat_groups", []):
+            sys.stdout.write(repeat_line(group) + "\n")
     return 0
+
+
+def repeat_line(group: dict[str, Any]) -> str:
+    """One line per run group for the text table: mean (SD) and agreement."""
+    return (
+        f"repeats of {group['run_group']} (n={group['n_repeats']}): "
+        f"RadLE-A {group['radle_a_mean']:.3f} (SD {group['radle_a_sd']:.3f}), "
+        f"RadLE-C {group['radle_c_mean']:.3f} (SD {group['radle_c_sd']:.3f}); "
+        f"Fleiss kappa {group['outcome_kappa']:.3f}, identical verdicts "
+        f"{group['identical_share']:.3f}, identical Likert {group['likert_identical_share']:.3f}"
+    )
 
 
 def _run_reports(args: argparse.Namespace) -> int:

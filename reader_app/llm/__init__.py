@@ -6,7 +6,8 @@ multi-image requests build on it rather than beside it):
 - ``ChatClient(endpoint, *, api_key, read_timeout_s, deadline_s, max_attempts,
   backoff_s, backoff_max_s, max_reply_bytes).complete(messages, *, model,
   params) -> ChatReply``
-- ``ChatReply``: ``text``, ``model``, ``usage``, ``latency_s``, ``attempts``,
+- ``ChatReply``: ``text``, ``model``, ``usage`` (token counts), ``cost``, ``reasoning``,
+  ``latency_s``, ``attempts``,
   ``finish_reason``
 - ``EndpointError`` (``status``, ``body``) and ``FatalEndpointError``
 - ``chat_url``, ``endpoint_host``, ``public_url``, ``reply_text``,

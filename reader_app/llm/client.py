@@ -112,6 +112,14 @@ def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> fl
     return max((when - (now or datetime.now(UTC))).total_seconds(), 0.0)
 
 
+def chat_body(
+    messages: Sequence[Mapping[str, Any]], *, model: str, params: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The JSON body of one chat completion: what ``complete`` POSTs and what a batch
+    file's line holds (runs/batch.py). ``params`` never override model and messages."""
+    return {**(params or {}), "model": model, "messages": list(messages)}
+
+
 class ChatClient:
     """One OpenAI-compatible endpoint; see the module docstring for the bounds."""
 
@@ -177,8 +185,7 @@ class ChatClient:
         ``params`` are further request fields (temperature, seed, max_tokens...).
         Raises FatalEndpointError or EndpointError.
         """
-        body = {**(params or {}), "model": model, "messages": list(messages)}
-        return _run_to_completion(self._complete(body))
+        return _run_to_completion(self._complete(chat_body(messages, model=model, params=params)))
 
     def _retry_hook(self, exc: Exception) -> bool | float:
         if not isinstance(exc, RetryableError):

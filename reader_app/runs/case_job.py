@@ -33,3 +33,4 @@ class Outcome:
     meta: dict[str, Any]
     parsed: dict[str, Any]
     location_json: str | None = None  # reader_app.grounding.store's column text
+    reasoning: str | None = None  # the model's reasoning text: stored, never shown to readers

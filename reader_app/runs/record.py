@@ -21,6 +21,7 @@ from reader_app.core.errors import ReaderStudyError
 from reader_app.llm.prompts import Prompt, load_prompt
 from reader_app.llm.request import request_params
 from reader_app.models import Case, ModelRun, Response, Study, utcnow
+from reader_app.runs.usage import TOKEN_KEYS, Price, usage_summary
 from scoring.io import ParsedAnswer
 
 STRIP_MODES = ("slices", "montage")
@@ -58,6 +59,10 @@ class RunSpec:
     # "per-slice": each strip slice rescaled to its own 0..255 before sending (study.toml
     # model_slices; runs/slice_scaling.py); None: the reader's PNGs byte for byte
     slice_scaling: str | None = None
+    # repeat runs (`run-model --repeats N`): the group the repeats share (the base name)
+    # and this run's index 1..N; both None for a single run (repeat_name builds the name)
+    run_group: str | None = None
+    repeat_index: int | None = None
 
     def __post_init__(self) -> None:
         if not self.name.strip() or len(self.name) > 200:
@@ -75,6 +80,10 @@ class RunSpec:
             raise ValueError("images per request must be at least 1")
         if self.cohort is not None and not 0 < len(self.cohort.strip()) <= 64:
             raise ValueError("a cohort must be 1-64 characters")
+        if (self.run_group is None) != (self.repeat_index is None):
+            raise ValueError("a repeat run has both a run group and a repeat index")
+        if self.repeat_index is not None and self.repeat_index < 1:
+            raise ValueError("a repeat index is 1 or more")
 
     def sampling(self) -> dict[str, Any]:
         """Request fields besides model and messages; ``extra`` wins, and None drops a field."""
@@ -87,6 +96,14 @@ class RunSpec:
 
     def request_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         return {"model": self.model, "messages": messages, **self.sampling()}
+
+
+def repeat_name(name: str, index: int) -> str:
+    """The name of repeat ``index`` of the run ``name``: ``gpt-4o`` -> ``gpt-4o #2``
+    (before the text-only suffix: ``gpt-4o #2 (text only)``)."""
+    if name.endswith(TEXT_ONLY_SUFFIX):
+        return f"{name.removesuffix(TEXT_ONLY_SUFFIX)} #{index}{TEXT_ONLY_SUFFIX}"
+    return f"{name} #{index}"
 
 
 def text_only_name(name: str) -> str:
@@ -146,6 +163,8 @@ def open_run(
             no_images=spec.no_images,
             source="runner",
             cohort=clean_cohort(spec.cohort),
+            run_group=spec.run_group,
+            repeat_index=spec.repeat_index,
         )
         session.add(run)
         session.flush()
@@ -160,6 +179,8 @@ def open_run(
         differ.append("prompt_version")
     if run.no_images != spec.no_images:
         differ.append("no_images")
+    if (run.run_group, run.repeat_index) != (spec.run_group, spec.repeat_index):
+        differ.append("run_group/repeat_index")
     if differ:
         raise RunConflict(
             f"run {spec.name!r} exists with different {', '.join(sorted(set(differ)))}; "
@@ -202,8 +223,9 @@ def scored_case_count(*, session: Session, study_id: int) -> int:
     )
 
 
-def run_totals(*, session: Session, run: ModelRun) -> dict[str, Any]:
-    """Counts, tokens and latency over the run's stored responses (not per session)."""
+def run_totals(*, session: Session, run: ModelRun, price: Price | None = None) -> dict[str, Any]:
+    """Counts, tokens, cost and latency over the run's stored responses (not per session);
+    ``price`` prices the replies whose provider reported no cost (runs/usage.py)."""
     rows = session.exec(select(Response).where(Response.model_run_id == run.id)).all()
     statuses = Counter(r.status for r in rows)
     metas = [json.loads(r.meta_json or "{}") for r in rows]
@@ -217,16 +239,24 @@ def run_totals(*, session: Session, run: ModelRun) -> dict[str, Any]:
         "technical_failures": sum(1 for m in metas if "error" in m),
         "model_mismatch": sum(1 for m in metas if "reply_model" in m),
     }
-    for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
-        totals[key] = sum(int(m.get(key) or 0) for m in metas)
+    usage = usage_summary(metas, price=price)
+    for key in (*TOKEN_KEYS, "cost", "cost_source", "latency_p50_s", "latency_p95_s"):
+        totals[key] = usage[key]
+    if price is not None:
+        totals.update(price.to_dict())
     totals["latency_s_total"] = round(sum(latencies), 3)
     totals["latency_s_mean"] = round(sum(latencies) / len(latencies), 3) if latencies else None
     totals["latency_s_max"] = round(max(latencies), 3) if latencies else None
     return totals
 
 
-def finish_run(*, session: Session, run: ModelRun, sessions: int | None = None) -> dict[str, Any]:
+def finish_run(
+    *, session: Session, run: ModelRun, sessions: int | None = None, price: Price | None = None
+) -> dict[str, Any]:
     """Count one more session (or set ``sessions``), stamp the end time, recompute totals.
+
+    ``price`` (``--price-in`` / ``--price-out``) is recorded with the totals; without one,
+    the price an earlier session recorded is used again.
 
     The counter moves by one UPDATE, which also locks the run row until the
     caller commits (SQLite: the write lock), so the totals computed after it
@@ -237,10 +267,19 @@ def finish_run(*, session: Session, run: ModelRun, sessions: int | None = None) 
     new_count = ModelRun.sessions + 1 if sessions is None else sessions
     session.execute(update(ModelRun).where(col(ModelRun.id) == run.id).values(sessions=new_count))
     session.refresh(run)
-    totals = run_totals(session=session, run=run)
+    price = price or recorded_price(run)
+    totals = run_totals(session=session, run=run, price=price)
     totals["sessions"] = run.sessions
     run.totals_json = json.dumps(totals, sort_keys=True)
     run.finished_at = utcnow()
     session.add(run)
     session.flush()
     return totals
+
+
+def recorded_price(run: ModelRun) -> Price | None:
+    """The price a session of the run recorded with its totals, if any."""
+    totals = json.loads(run.totals_json or "{}")
+    if totals.get("price_in") is None or totals.get("price_out") is None:
+        return None
+    return Price(float(totals["price_in"]), float(totals["price_out"]))

@@ -80,6 +80,7 @@ def ask_report_case(
     parts: list[tuple[str, ParsedReport]] = []
     raws: list[str] = []
     meta: dict[str, Any] = {"latency_s": 0.0, "attempts": 0}
+    reasonings: list[str] = []
     for label, messages in requests:
         try:
             result = client.complete(messages, model=spec.model, params=spec.sampling())
@@ -97,6 +98,10 @@ def ask_report_case(
         meta["attempts"] += result.attempts
         for key, value in result.usage.items():
             meta[key] = int(meta.get(key, 0)) + int(value)
+        if result.cost is not None:
+            meta["cost"] = float(meta.get("cost", 0.0)) + result.cost
+        if result.reasoning:
+            reasonings.append(result.reasoning)
         meta["finish_reason"] = result.finish_reason
     report = concatenate(parts) if groups else parts[0][1]
     if groups:
@@ -118,4 +123,6 @@ def ask_report_case(
             removed += n
     if removed:
         meta["control_chars_removed"] = removed
-    return Outcome(job, shown_at, utcnow(), raw_reply, meta, fields)
+    return Outcome(
+        job, shown_at, utcnow(), raw_reply, meta, fields, reasoning="\n\n".join(reasonings) or None
+    )

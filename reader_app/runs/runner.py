@@ -34,7 +34,7 @@ from reader_app.core.audit import record_event
 from reader_app.core.errors import ReaderStudyError
 from reader_app.core.text_rules.answers import clean_model_text, store_raw
 from reader_app.exam.next_case import ImageView, case_view
-from reader_app.llm import ChatClient, EndpointError, FatalEndpointError
+from reader_app.llm import ChatClient, ChatReply, EndpointError, FatalEndpointError
 from reader_app.llm.prompts import Prompt, load_prompt
 from reader_app.models import Case, ModelRun, Response, ResponseRevision, Study, utcnow
 from reader_app.runs import lease
@@ -51,6 +51,7 @@ from reader_app.runs.record import (
 )
 from reader_app.runs.report_ask import ask_report_case
 from reader_app.runs.slice_scaling import PER_SLICE, model_image
+from reader_app.runs.usage import Price
 from reader_app.study.assets import AssetIntegrityError
 from reader_app.study.case_reports import report_case_ids
 from reader_app.study.config import study_settings
@@ -120,10 +121,20 @@ def case_jobs(*, session: Session, study: Study, strip_mode: str) -> list[CaseJo
     return jobs
 
 
-def _failure(job: CaseJob, shown_at: datetime, error: str, **meta: Any) -> Outcome:
+def failure_outcome(job: CaseJob, shown_at: datetime, error: str, **meta: Any) -> Outcome:
     fields = {"status": "failure", "diagnosis": None, "likert": None, "idk": False}
     raw = meta.pop("raw", None)
     return Outcome(job, shown_at, utcnow(), raw, {"error": error, **meta}, fields)
+
+
+def case_request(
+    job: CaseJob, *, spec: RunSpec, prompt: Prompt, asset_dir: Path
+) -> list[dict[str, Any]]:
+    """The messages of one diagnosis case's request, the stored PNGs read and verified:
+    what a live run sends and what a batch file (runs/batch.py) holds. Raises
+    AssetIntegrityError, OSError or ValueError on an image that fails its check."""
+    images = [model_image(asset_dir, i, kind=job.kind, spec=spec) for i in job.images]
+    return case_messages(prompt, history=job.history, images=images, send_images=not spec.no_images)
 
 
 def ask(
@@ -137,22 +148,34 @@ def ask(
     """
     shown_at = utcnow()
     try:
-        images = [model_image(asset_dir, i, kind=job.kind, spec=spec) for i in job.images]
+        messages = case_request(job, spec=spec, prompt=prompt, asset_dir=asset_dir)
     except (AssetIntegrityError, OSError, ValueError) as exc:
-        return _failure(job, shown_at, f"image refused, not sent: {exc}")
-    messages = case_messages(
-        prompt, history=job.history, images=images, send_images=not spec.no_images
-    )
+        return failure_outcome(job, shown_at, f"image refused, not sent: {exc}")
     shown_at = utcnow()
     try:
         result = client.complete(messages, model=spec.model, params=spec.sampling())
     except FatalEndpointError:
         raise
     except EndpointError as exc:
-        return _failure(job, shown_at, str(exc), http_status=exc.status, raw=exc.body or None)
+        return failure_outcome(
+            job, shown_at, str(exc), http_status=exc.status, raw=exc.body or None
+        )
     except Exception as exc:  # a client bug must not cost the run: one failure row
         log.exception("unexpected error asking case %s", job.source_id)
-        return _failure(job, shown_at, f"unexpected {type(exc).__name__}")
+        return failure_outcome(job, shown_at, f"unexpected {type(exc).__name__}")
+    return reply_outcome(job, result, model=spec.model, shown_at=shown_at)
+
+
+def reply_outcome(
+    job: CaseJob,
+    result: ChatReply,
+    *,
+    model: str,
+    shown_at: datetime,
+    answered_at: datetime | None = None,
+) -> Outcome:
+    """One reply -> the case's outcome: parsed answer, location, tokens, cost, latency,
+    reasoning text. The live runner and the batch importer (runs/batch.py) both use it."""
     parsed = parse_model_output(result.text)
     location, location_meta = stored_location(
         parse_location_output(result.text, n_images=len(job.images)),
@@ -161,6 +184,7 @@ def ask(
     )
     meta: dict[str, Any] = {
         **result.usage,
+        **({"cost": result.cost} if result.cost is not None else {}),
         "latency_s": result.latency_s,
         "attempts": result.attempts,
         "finish_reason": result.finish_reason,
@@ -168,12 +192,10 @@ def ask(
     }
     if len(result.text) > MAX_REPLY_CHARS:
         meta["parse_note"] = f"reply over {MAX_REPLY_CHARS} characters: not parsed"
-    if result.model and result.model != spec.model:
+    if result.model and result.model != model:
         meta["reply_model"] = result.model
-        meta["warning"] = f"the reply names model {result.model!r}, not {spec.model!r}"
-        log.warning(
-            "case %s: reply names model %r, asked %r", job.source_id, result.model, spec.model
-        )
+        meta["warning"] = f"the reply names model {result.model!r}, not {model!r}"
+        log.warning("case %s: reply names model %r, asked %r", job.source_id, result.model, model)
     if parsed.status == "invalid" and parsed.likert is not None:
         meta["likert_reply"] = parsed.likert
     fields = answer_fields(parsed)
@@ -183,7 +205,16 @@ def ask(
             meta["control_chars_removed"] = removed
         if not fields["diagnosis"].strip():
             fields = {"status": "failure", "diagnosis": None, "likert": None, "idk": False}
-    return Outcome(job, shown_at, utcnow(), result.text, meta, fields, location)
+    return Outcome(
+        job,
+        shown_at,
+        answered_at or utcnow(),
+        result.text,
+        meta,
+        fields,
+        location,
+        reasoning=result.reasoning,
+    )
 
 
 def _stored_raw(raw: str | None, meta: dict[str, Any]) -> tuple[str | None, str]:
@@ -234,6 +265,8 @@ def store_outcome(
     # what the model was shown: nothing, on a text-only run
     row.image_sha256 = "" if run.no_images else ",".join(i.sha256 for i in outcome.job.images)
     row.raw_reply, row.meta_json = _stored_raw(outcome.raw_reply, outcome.meta)
+    # control characters (NUL, which PostgreSQL refuses, among them) leave the reasoning
+    row.reasoning_text = clean_model_text(outcome.reasoning)[0] if outcome.reasoning else None
     row.revision = (row.revision + 1) if existing is not None else 0
     session.add(row)
     try:
@@ -290,6 +323,18 @@ def _take(
     return "answered"
 
 
+def study_spec(study: Study, spec: RunSpec, jobs: list[CaseJob]) -> RunSpec:
+    """The spec as the study completes it: its slice scaling and its report prompt
+    (study.toml), recorded in the run. A live run and a batch file (runs/batch.py) alike."""
+    if spec.slice_scaling is None and study_settings(study).model_slices == PER_SLICE:
+        spec = replace(spec, slice_scaling=PER_SLICE)  # the study's choice, recorded in the run
+    if any(j.answer == "report" for j in jobs) and spec.report_prompt is None:
+        # the study's own report prompt (study.toml), else the region-neutral default
+        study_prompt = study_settings(study).report_prompt
+        spec = replace(spec, report_prompt=study_prompt or DEFAULT_REPORT_PROMPT)
+    return spec
+
+
 def run_model(
     *,
     session: Session,
@@ -305,6 +350,7 @@ def run_model(
     actor: str = "cli",
     lease_s: float = lease.DEFAULT_LEASE_S,
     jobs: list[CaseJob] | None = None,
+    price: Price | None = None,
 ) -> RunSummary:
     """Ask the model every case the run has not answered yet; commit as answers arrive.
 
@@ -313,6 +359,7 @@ def run_model(
     to it; this call waits until that case has its row, or until the lease
     expires (its holder died) and then asks it itself. ``jobs`` replaces the
     study's scored cases (the grounding audit: a subset, with other images).
+    ``price`` prices the replies whose provider reports no cost (runs/usage.py).
     """
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
@@ -320,12 +367,7 @@ def run_model(
         raise ValueError("lease_s must be positive")
     if jobs is None:
         jobs = case_jobs(session=session, study=study, strip_mode=spec.strip_mode)
-    if spec.slice_scaling is None and study_settings(study).model_slices == PER_SLICE:
-        spec = replace(spec, slice_scaling=PER_SLICE)  # the study's choice, recorded in the run
-    if any(j.answer == "report" for j in jobs) and spec.report_prompt is None:
-        # the study's own report prompt (study.toml), else the region-neutral default
-        study_prompt = study_settings(study).report_prompt
-        spec = replace(spec, report_prompt=study_prompt or DEFAULT_REPORT_PROMPT)
+    spec = study_spec(study, spec, jobs)
     report_prompt = load_prompt(spec.report_prompt) if spec.report_prompt else None
     try:
         run, resumed = open_run(session=session, study=study, spec=spec, prompt=prompt, host=host)
@@ -416,7 +458,7 @@ def run_model(
         session.rollback()
         lease.release(session=session, run_id=run_id, holder=holder)
         session.commit()
-    totals = finish_run(session=session, run=run)
+    totals = finish_run(session=session, run=run, price=price)
     record_event(
         session=session,
         actor=actor,

@@ -10,7 +10,9 @@ bytes of its images, so a test can check what a model was shown.
         client = ChatClient(stub.base_url)          # http://127.0.0.1:PORT/v1
 
 Reply helpers: ``answer`` (bare JSON), ``fenced`` (JSON in a ```json fence),
-``idk``, ``garbage``, ``slow`` (a delay before answering) and ``status``.
+``idk``, ``garbage``, ``slow`` (a delay before answering) and ``status``; a
+reply's ``usage`` replaces the usage object and ``reasoning`` is sent as
+``message.reasoning_content``.
 Usable for LLM judges too: text-only requests work the same way.
 """
 
@@ -39,6 +41,8 @@ class Reply:
     body_bytes: bytes | None = None  # sent as is (e.g. gzip layers, with their headers)
     drip_s: float = 0.0  # > 0: send the body one byte at a time, this far apart
     model: str | None = None  # the model the reply claims (default: the one asked)
+    usage: dict[str, Any] | None = None  # replaces the reply's usage object
+    reasoning: str | None = None  # sent as message.reasoning_content
 
     @staticmethod
     def answer(diagnosis: str, likert: int | None = 3) -> Reply:
@@ -142,13 +146,13 @@ Responder = Callable[[ChatRequest], Reply]
 
 
 class OpenAIStub:
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.requests: list[ChatRequest] = []
         self.responder: Responder = lambda _req: Reply.answer("Default diagnosis", 3)
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
         self._server.block_on_close = False
         self._thread = threading.Thread(
@@ -224,7 +228,12 @@ class OpenAIStub:
                     payload = json.dumps({"error": {"message": f"status {reply.status}"}})
                 else:
                     model = reply.model if reply.model is not None else request.model
-                    payload = json.dumps(completion(model, reply.content))
+                    body = completion(model, reply.content)
+                    if reply.usage is not None:
+                        body["usage"] = reply.usage
+                    if reply.reasoning is not None:
+                        body["choices"][0]["message"]["reasoning_content"] = reply.reasoning
+                    payload = json.dumps(body)
                 self._send(reply.status, payload, reply.headers, reply.drip_s)
 
             def _send(
@@ -283,3 +292,51 @@ def openai_stub() -> Iterator[OpenAIStub]:
     """A started stub server, stopped after the test."""
     with OpenAIStub() as stub:
         yield stub
+
+
+def scripted_responder(script: dict[str, list[str]]) -> Responder:
+    """Replies by the request's text: the first key of ``script`` found in it (a case's
+    history) picks a list of replies, used in turn each time that case is asked (so
+    repeat r of a run gets reply r); no key found: "I don't know"."""
+    seen: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def responder(request: ChatRequest) -> Reply:
+        key = next((k for k in script if k in request.text), None)
+        if key is None:
+            return Reply.idk()
+        with lock:
+            n = seen.get(key, 0)
+            seen[key] = n + 1
+        replies = script[key]
+        return Reply(replies[n % len(replies)])
+
+    return responder
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tests.support.openai_stub --port 8000 --script SCRIPT.json``: the stub
+    served until interrupted (the docs' walks), replying by ``scripted_responder``."""
+    import argparse
+    import time
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--script", help="JSON: a piece of a case's text -> its replies in turn")
+    args = parser.parse_args(argv)
+    stub = OpenAIStub(port=args.port)
+    if args.script:
+        stub.responder = scripted_responder(json.loads(Path(args.script).read_text()))
+    stub.start()
+    print(f"stub serving on {stub.base_url}", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        stub.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -16,6 +16,7 @@ from reader_app.analysis.chart_data import metric_bars
 from reader_app.analysis.data import StudyData
 from reader_app.analysis.leaderboard import Leaderboard, display_differences
 from reader_app.analysis.leaderboard_view import SORTS, leaderboard_html
+from reader_app.analysis.model_runs import repeat_summary
 from reader_app.charts import metric_bars_chart
 from reader_app.core.csv_safe import spreadsheet_csv
 from reader_app.ui.components.analysis_cache import (
@@ -29,8 +30,8 @@ from reader_app.ui.components.analysis_cache import (
 from reader_app.ui.components.audit_panel import audit_panel, load_audits
 from reader_app.ui.components.charts import chart_panel
 from reader_app.ui.components.reports_panel import agreement_panel, load_reports, reports_panel
-from reader_app.ui.components.safe_text import escape_markdown
-from reader_app.ui.context import staff_user
+from reader_app.ui.components.safe_text import escape_markdown, show_table
+from reader_app.ui.context import db_session, staff_user
 
 ALL_COHORTS = "(all cohorts)"
 
@@ -104,7 +105,22 @@ def radle_c_section(data: StudyData, board: Leaderboard, controls: Controls) -> 
     )
 
 
-SECTIONS = (metrics_section, differences_section, radle_c_section)
+def repeats_section(data: StudyData, board: Leaderboard, controls: Controls) -> None:
+    """Groups of repeat runs (run-model --repeats N): mean, SD and run-to-run agreement
+    on the leaderboard's case set; nothing when the study has none."""
+    with db_session() as session:
+        table = repeat_summary(session=session, study_id=user.study_id, case_ids=board_cases)
+    if table.empty:
+        return
+    st.subheader("Repeat runs")
+    st.caption(
+        "Mean and SD of each group's repeats; Fleiss' kappa on correct / wrong / IDK, the "
+        "share of cases with identical verdicts, identical Likert, Likert ICC(2,1)."
+    )
+    show_table(table, key="lb_repeats")
+
+
+SECTIONS = (metrics_section, differences_section, radle_c_section, repeats_section)
 
 user = staff_user("analyst")
 controls = scoring_controls()
@@ -126,6 +142,7 @@ with diagnosis_tab:
         st.stop()
     assert cases is not None
     board = leaderboard(data, cases, controls.params)
+    board_cases = tuple(cases)
     for note in board.notes:
         st.info(escape_markdown(note))
     for section in SECTIONS:

@@ -1,14 +1,15 @@
 """Model runs: what has been imported or run, and importing a file of model outputs.
 
 Service: reader_app.analysis.model_runs (runs.importers.import_run_file, as
-`readerstudy import-run`, then the automatic grading pass).
+`readerstudy import-run`, then the automatic grading pass; per run its tokens,
+cost and latency; per group of repeat runs their mean, SD and agreement).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from reader_app.analysis.model_runs import import_model_file, list_runs
+from reader_app.analysis.model_runs import import_model_file, list_runs, repeat_summary
 from reader_app.core.auth import AuthError
 from reader_app.ui.components.flash import flash, show_flash
 from reader_app.ui.components.safe_text import show_table
@@ -53,6 +54,7 @@ def _import() -> None:
 with db_session() as session:
     analyst, study = load_reader(session, user)
     runs = list_runs(session=session, actor=analyst)
+    repeats = repeat_summary(session=session, study_id=study.id or 0) if not runs.empty else None
 
 st.title("Model runs")
 show_flash(PAGE)
@@ -60,6 +62,20 @@ if runs.empty:
     st.info("No model runs yet: import a file below, or use `readerstudy run-model`.")
 else:
     show_table(runs, key="runs_table")
+    st.caption(
+        "Tokens as the provider reported them (reasoning tokens are part of completion "
+        "tokens; cached tokens part of prompt tokens). Cost: the provider's, else priced at "
+        "the run's --price-in/--price-out (cost_source says which); cost per correct answer "
+        "counts graded answers only. Latency p50/p95 per call; a batch reply has none."
+    )
+    if repeats is not None and not repeats.empty:
+        st.subheader("Repeat runs")
+        st.caption(
+            "Each group's repeats (run-model --repeats N): mean and SD of their scores, "
+            "Fleiss' kappa on correct / wrong / IDK, the share of cases with identical "
+            "verdicts, identical Likert and the Likert ICC(2,1)."
+        )
+        show_table(repeats, key="repeats_table")
 
 st.subheader("Import model outputs")
 st.caption(

@@ -137,7 +137,9 @@ def test_replies_of_every_shape_are_stored_with_raw_text_tokens_and_images(
     assert params["max_tokens"] == 4096 and len(params["prompt_sha256"]) == 64
     assert run.finished_at is not None and run.finished_at >= run.started_at
     totals = json.loads(run.totals_json)
-    assert totals | {"latency_s_total": 0, "latency_s_mean": 0, "latency_s_max": 0} == {
+    latency_keys = ("latency_s_total", "latency_s_mean", "latency_s_max")
+    latency_keys += ("latency_p50_s", "latency_p95_s")
+    assert totals | dict.fromkeys(latency_keys, 0) == {
         "cases": 6,
         "responses": 6,
         "missing": 0,
@@ -153,6 +155,13 @@ def test_replies_of_every_shape_are_stored_with_raw_text_tokens_and_images(
         "latency_s_total": 0,
         "latency_s_mean": 0,
         "latency_s_max": 0,
+        "latency_p50_s": 0,
+        "latency_p95_s": 0,
+        # the stub reports no token details and no cost (issue 41: runs/usage.py)
+        "reasoning_tokens": 0,
+        "cached_tokens": 0,
+        "cost": None,
+        "cost_source": "none",
         "sessions": 1,
     }
 
