@@ -1,4 +1,4 @@
-"""Model vs reader panel with readers and cases random (SCORING.md section 5b).
+"""Model vs reader panel with readers and cases random (docs/analysis.md, "Model vs reader panel").
 
 The U-statistic estimator of Gallas (2009, Commun Stat A 38:2586; components of
 variance by nested conditional means as in Gallas et al. 2007, JOSA A 24:B70), as
