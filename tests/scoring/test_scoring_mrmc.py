@@ -105,6 +105,39 @@ def test_incomplete_design_matches_imrmc() -> None:
         assert got == pytest.approx(expected, abs=1e-12, rel=0)
 
 
+def test_readers_with_one_or_two_cases_match_imrmc() -> None:
+    """R3 read one case (no "other case" of its own), R4 two, the model misses case 6.
+
+    iMRMC 2.1.2 (R 4.2.2) on the same rows, the model repeated under R1-R4:
+      h <- data.frame(reader = c(rep("R1", 6), rep("R2", 5), "R3", "R4", "R4"),
+                      case = c(1:6, 1:5, 3, 2, 6), modality = "human",
+                      score = c(1, 0, 1, 1, 0, 1,  0, 0, 1, 1, 1,  1,  0, 1))
+      model scores on cases 1-5: 1, 1, 0, 1, 0
+    printed means 0.64285714285714279, 0.59999999999999998 and variances
+    0.018698699259923762, 0.059999999999999998, 0.13059283420454723. A reader
+    with no other case leaves its terms out of the different-case moments; treating
+    those terms as 0 instead gives a negative variance for the readers here.
+    """
+    kernel, design = np.zeros((6, 4)), np.zeros((6, 4))
+    rows = [(0, case, s) for case, s in enumerate([1, 0, 1, 1, 0, 1])]
+    rows += [(1, case, s) for case, s in enumerate([0, 0, 1, 1, 1])]
+    rows += [(2, 2, 1), (3, 1, 0), (3, 5, 1)]  # (reader, case, score), 0-based
+    for reader, case, score in rows:
+        kernel[case, reader], design[case, reader] = score, 1
+    model = np.repeat(np.array([1.0, 1, 0, 1, 0, 0])[:, None], 4, axis=1)
+    model_design = np.repeat(np.array([1.0, 1, 1, 1, 1, 0])[:, None], 4, axis=1)
+    stat = u_stat11(kernel, design, model, model_design)
+    got = (stat.mean_a, stat.mean_b, stat.var_a, stat.var_b, stat.var_diff)
+    expected = (
+        0.64285714285714279,
+        0.59999999999999998,
+        0.018698699259923762,
+        0.059999999999999998,
+        0.13059283420454723,
+    )
+    assert got == pytest.approx(expected, abs=1e-14, rel=0)
+
+
 def test_readers_without_observations_change_nothing() -> None:
     # A reader (column) with no observation in either arm has weight 0.
     rng = np.random.default_rng(3)
