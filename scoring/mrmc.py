@@ -137,12 +137,15 @@ def u_stat11(
     design_a: npt.ArrayLike,
     kernel_b: npt.ArrayLike,
     design_b: npt.ArrayLike,
+    *,
+    var_b: float | None = None,
 ) -> UStat11:
     """Mean and variance of the mean of arms A and B and of A - B (readers and cases random).
 
     Each argument is a (cases, readers) array over the same cases and readers; a
     design is 0/1 and a kernel's entries where its design is 0 are ignored. An arm
-    with no observation gives NaN figures.
+    with no observation gives NaN figures. ``var_b``: B's variance when already
+    known (it depends on B alone), so many comparisons with one B compute it once.
     """
     arrays = [np.asarray(a, dtype=np.float64) for a in (kernel_a, design_a, kernel_b, design_b)]
     shape = arrays[0].shape
@@ -167,6 +170,9 @@ def u_stat11(
     b = _Arm.of(np.where(arrays[3] == 1, arrays[2], 0.0), arrays[3])
     var = []
     for x, y, same in ((a, a, True), (b, b, True), (a, b, False)):
+        if y is b and same and var_b is not None:
+            var.append(var_b)
+            continue
         moments, coeff = _moments(x, y, same)
         var.append(float(coeff @ moments))
     return UStat11(
@@ -239,12 +245,14 @@ def model_vs_pool(
     ones = np.ones_like(design_h)
     out: list[dict[str, Any]] = []
     kernels = metric_kernels(matrix, params)
+    var_pool: dict[str, float] = {}  # the pool's variance, the same for every model
     for m in models:
         for metric in MRMC_METRICS:
             values, offset, scale = kernels[metric]
             human = values[index].T
             model = np.repeat(values[m][:, None], len(index), axis=1)
-            stat = u_stat11(model, ones, human, design_h)
+            stat = u_stat11(model, ones, human, design_h, var_b=var_pool.get(metric))
+            var_pool[metric] = stat.var_b
             n_ok = stat.n_readers >= 2 and stat.n_cases >= 2
             var_diff = stat.var_diff if n_ok else float("nan")
             diff = scale * stat.mean_diff
