@@ -216,6 +216,48 @@ def test_order_of_readers_and_cases_does_not_matter(human: np.ndarray) -> None:
     )
 
 
+def _brute_force_var(a: np.ndarray, b: np.ndarray) -> float:
+    """Cov(mean a, mean b) of a complete design from the definitions, by loops:
+    the four moments (same / other case, same / other reader) averaged over every
+    pair, with coefficients 1/(RC), (C-1)/(RC), (R-1)/(RC), (R-1)(C-1)/(RC) - 1."""
+    n_cases, n_readers = a.shape
+    sums = {key: [0.0, 0] for key in ("c1r1", "c0r1", "c1r0", "c0r0")}
+    for i in range(n_cases):
+        for r in range(n_readers):
+            for j in range(n_cases):
+                for q in range(n_readers):
+                    key = f"c{int(i == j)}r{int(r == q)}"
+                    sums[key][0] += a[i, r] * b[j, q]
+                    sums[key][1] += 1
+    m = {k: total / count for k, (total, count) in sums.items()}
+    rc = n_readers * n_cases
+    return (
+        m["c1r1"] / rc
+        + (n_cases - 1) / rc * m["c0r1"]
+        + (n_readers - 1) / rc * m["c1r0"]
+        + ((n_readers - 1) * (n_cases - 1) / rc - 1) * m["c0r0"]
+    )
+
+
+ratings = arrays(
+    np.float64,
+    st.tuples(st.integers(2, 5), st.integers(2, 4)),
+    elements=st.floats(-5, 5, allow_nan=False).map(lambda v: round(v, 2)),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(ratings, st.data())
+def test_complete_design_equals_the_definitions(a: np.ndarray, data: st.DataObject) -> None:
+    b = data.draw(arrays(np.float64, a.shape, elements=st.sampled_from([0.0, 1.0, 4.0])))
+    ones = np.ones_like(a)
+    stat = u_stat11(a, ones, b, ones)
+    var_a, var_b, cov = _brute_force_var(a, a), _brute_force_var(b, b), _brute_force_var(a, b)
+    assert stat.var_a == pytest.approx(var_a, abs=1e-9)
+    assert stat.var_b == pytest.approx(var_b, abs=1e-9)
+    assert stat.var_diff == pytest.approx(var_a + var_b - 2 * cov, abs=1e-9)
+
+
 def test_normal_test() -> None:
     # diff = 1.959964 se -> the interval touches 0 and p = 0.05
     se, low, high, p = normal_test(Z_975 * 0.1, 0.01)
