@@ -36,8 +36,8 @@ ALL_COHORTS = "(all cohorts)"
 MRMC_CAPTION = (
     "Model minus human pool [95% CI] and two-sided p, with the readers and the cases as "
     "random samples and the model fixed (Gallas' U-statistic, as iMRMC computes it; "
-    "docs/analysis.md): what a reviewer of a human-vs-AI comparison asks for. The bootstrap "
-    "above holds the readers fixed."
+    "docs/analysis.md): what a reviewer of a human-vs-AI comparison asks for. The default "
+    "case bootstrap above holds the readers fixed."
 )
 
 
