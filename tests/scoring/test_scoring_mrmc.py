@@ -61,8 +61,13 @@ def test_incomplete_design_matches_imrmc() -> None:
 
     The figures were printed by iMRMC's uStat11.conditionalD on the shared export with
     R01 missing cases 1-30, R07 every fifth case, R12 the cases above 150 and
-    model-05 every ninth case, repeated under every reader's id (the script is in
-    docs/analysis.md, "Checking readerstudy against iMRMC").
+    model-05 every ninth case, repeated under every reader's id, as docs/analysis.md's
+    iMRMC recipe does:
+      gone <- with(humans, (reader == "R01" & case <= 30) | (reader == "R07" & case %% 5 == 0) |
+                           (reader == "R12" & case > 150))
+      m <- subset(d, modality == "model:model-05" & case %% 9 != 0)
+      uStat11.conditionalD(rbind(humans[!gone, ], <m under each reader>), c("human",
+        "model:model-05"), kernelFlag = 1, keyColumns = c("reader", "case", "modality", y))
     """
     data = pd.read_csv(shared_data("mrmc_reference", "radle_scale_mrmc.csv"))
     humans = data[data["modality"] == "human"]
