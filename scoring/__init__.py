@@ -25,6 +25,7 @@ from scoring.categories import (
 from scoring.fabrication import fabrication_rates
 from scoring.frame import TIDY_COLUMNS, FrameError, UngradedRowsError, validate_frame
 from scoring.grounding import GROUNDING_METRICS, grounded_cases_of, grounding_report
+from scoring.mrmc import MRMC_METRICS, UStat11, model_vs_pool, normal_test, u_stat11
 from scoring.params import (
     H_AGGREGATES,
     SCORING_SPEC_VERSION,
@@ -79,6 +80,7 @@ __all__ = [
     "CI_METRICS",
     "GROUNDING_METRICS",
     "H_AGGREGATES",
+    "MRMC_METRICS",
     "N_CATEGORIES",
     "REPEAT_METRICS",
     "SCORING_SPEC_VERSION",
@@ -96,6 +98,7 @@ __all__ = [
     "ResponseMatrix",
     "RubricScores",
     "ScoringParams",
+    "UStat11",
     "UngradedRowsError",
     "attempted_accuracy",
     "audit_report",
@@ -124,6 +127,8 @@ __all__ = [
     "likert_accuracy",
     "mask_hit",
     "metrics_from_counts",
+    "model_vs_pool",
+    "normal_test",
     "outcome_table",
     "parse_likert",
     "parse_region",
@@ -157,6 +162,7 @@ __all__ = [
     "tier_kappa",
     "to_jsonable",
     "two_way_pool_counts",
+    "u_stat11",
     "validate_frame",
     "wilson_interval",
 ]

@@ -16,6 +16,7 @@ from scoring.agreement import fleiss_kappa, outcome_table
 from scoring.bootstrap import bootstrap_counts, percentile_ci
 from scoring.categories import FloatArray
 from scoring.frame import FrameError, validate_frame
+from scoring.mrmc import model_vs_pool
 from scoring.params import ScoringParams
 from scoring.permutation import sign_flip_test
 from scoring.points import ResponseMatrix, build_matrix
@@ -83,7 +84,9 @@ def score_responses(
     ``case_ids`` fixes the scored case set (default: every case in the data).
     With ``params.n_boot > 0`` each arm gets percentile CIs from the paired
     bootstrap and each model its difference to the pool, with CI and
-    sign-flip permutation p-value (``perm_p_vs_pool``).
+    sign-flip permutation p-value (``perm_p_vs_pool``). ``comparisons`` holds,
+    for every model and for RadLE-A and RadLE-C, its difference to the pool with
+    readers and cases random (scoring.mrmc), whatever ``n_boot``.
     """
     params = params or ScoringParams()
     raw = data if isinstance(data, pd.DataFrame) else pd.DataFrame(list(data))
@@ -142,9 +145,27 @@ def score_responses(
         "human_pool": _ordered(overall),
         "params": params.to_dict(),
     }
+    report["comparisons"] = comparisons(matrix, pools[0], params, resp)
     if len(pools) > n_human_pools:  # only when some model run has a cohort
         report["cohort_pools"] = [_ordered(r) for r in pooled[n_human_pools:]]
     return report
+
+
+def comparisons(
+    matrix: ResponseMatrix, pool: Pool, params: ScoringParams, resp: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Model minus pool for RadLE-A and RadLE-C with readers and cases random
+    (scoring.mrmc, SCORING.md section 5), with the bootstrap interval of the same
+    difference (``boot_ci_low``, ``boot_ci_high``) beside it when it was computed."""
+    out = model_vs_pool(matrix, pool.reader_index, params)
+    by_name = {row["responder"]: row for row in resp}
+    for entry in out:
+        row = by_name[entry["model"]]
+        for side in ("low", "high"):
+            key = f"{entry['metric']}_diff_vs_pool_ci_{side}"
+            if key in row:
+                entry[f"boot_ci_{side}"] = row[key]
+    return out
 
 
 def responder_cohorts(raw: pd.DataFrame, responders: Sequence[str]) -> list[str | None]:

@@ -72,6 +72,8 @@ WHAT: Final = (
     "run-replies",
     "repeats",
 )
+# the MRMC export's row sets: 0/1 diagnosis scores (default), 0-40 report scores, or both
+MRMC_TASKS: Final = ("diagnosis", "report", "all")
 FORMATS: Final = ("csv", "parquet")
 AUDIT_COLUMNS: Final = ("id", "at", "actor", "action", "detail")
 METADATA_KEY: Final = b"readerstudy"
@@ -135,10 +137,13 @@ def export_frame(
     study: Study,
     params: ScoringParams | None = None,
     with_reference: bool = True,
+    task: str = "diagnosis",
 ) -> pd.DataFrame:
     """The rows of one export, provenance columns included (not in the key's).
     ``with_reference``: the reports export carries the reference report (the
-    analyst's copy; a coordinator's page leaves it out)."""
+    analyst's copy; a coordinator's page leaves it out). ``task``: the MRMC
+    export's rows, ``diagnosis`` (0/1 scores, the default), ``report`` (0-40
+    rubric scores) or ``all`` (both: never analyse them as one endpoint)."""
     params = params or ScoringParams()
     assert study.id is not None
     if what == "key":
@@ -165,12 +170,16 @@ def export_frame(
     elif what == "audit":
         frame = audit_frame(session=session, study_id=study.id)
     elif what == "mrmc":
+        if task not in MRMC_TASKS:
+            raise ExportError(f"--task must be one of {', '.join(MRMC_TASKS)}, not {task!r}")
         frame = mrmc_frame(study_data(session=session, study=study).frame, params)
         frame = with_timing(
             frame, timing_frame(session=session, study_id=study.id), keys=("reader", "case")
         )
-        rubric = rubric_frame(session=session, study_id=study.id)
-        if len(rubric):
+        if task == "report":
+            frame = frame.iloc[0:0]
+        rubric = rubric_frame(session=session, study_id=study.id) if task != "diagnosis" else None
+        if rubric is not None and len(rubric):
             parts = [f for f in (frame, rubric_mrmc_rows(rubric)) if len(f)]
             frame = pd.concat(parts, ignore_index=True)
         frame = with_cohort(frame, cohorts, "reader")
@@ -238,6 +247,7 @@ def export_bytes(
     params: ScoringParams | None = None,
     raw: bool = False,
     with_reference: bool = True,
+    task: str = "diagnosis",
 ) -> bytes:
     params = params or ScoringParams()
     if what == "key" and fmt == "csv":  # the key file's one writer (grading.key)
@@ -247,7 +257,7 @@ def export_bytes(
         write_key_csv([e for _, e in sorted(entries.items())], out, raw=raw)
         return out.getvalue().encode("utf-8")
     frame = export_frame(
-        what, session=session, study=study, params=params, with_reference=with_reference
+        what, session=session, study=study, params=params, with_reference=with_reference, task=task
     )
     return to_bytes(frame, fmt, export_metadata(what, study, params), raw=raw)
 

@@ -32,6 +32,7 @@ from reader_app.analysis.leaderboard import (
     Leaderboard,
     build_leaderboard,
     display_differences,
+    display_mrmc,
     display_table,
 )
 from reader_app.analysis.report_scores import (
@@ -258,6 +259,11 @@ def render_report(
             if len(board.differences)
             else '<p class="muted">No model runs: no differences to show.</p>'
         )
+        mrmc = (
+            table_html(display_mrmc(board))
+            if len(board.mrmc)
+            else '<p class="muted">No model runs: nothing to compare.</p>'
+        )
         charts = "".join(
             f"<figure><figcaption><b>{esc(f.title)}</b></figcaption>"
             f"{svg_img(f.chart, f.title)}</figure>"
@@ -274,7 +280,11 @@ def render_report(
             "<h2>Model minus human pool</h2>"
             '<p class="muted">Difference [95% CI]; p from the paired sign-flip permutation '
             "test on per-case points (RadLE-C).</p>"
-            f"{diffs}<h2>Charts</h2>{charts}"
+            f"{diffs}<h2>Model vs reader panel</h2>"
+            '<p class="muted">Model minus human pool [95% CI] and two-sided p with the '
+            "readers and the cases random and the model fixed (Gallas' U-statistic, as iMRMC "
+            "computes it).</p>"
+            f"{mrmc}<h2>Charts</h2>{charts}"
             f"<h2>Cases that split humans and models</h2>{_splits_html(data, board)}"
         )
     return (

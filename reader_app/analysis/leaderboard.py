@@ -70,6 +70,8 @@ class Leaderboard:
     grounded_case_ids: tuple[str, ...] = ()  # the scored cases with a reference region
     # one row per cohort of model runs, pooled (table's columns); empty without cohorts
     cohort_table: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # one row per model run: model minus pool with readers and cases random (scoring.mrmc)
+    mrmc: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def cohorts(self) -> tuple[str, ...]:
@@ -248,6 +250,44 @@ def _differences(report: dict[str, Any]) -> pd.DataFrame:
     return out
 
 
+MRMC_METRICS_SHOWN: Final = ("radle_c", "radle_a")
+MRMC_FIGURES: Final = ("diff", "mrmc_ci_low", "mrmc_ci_high", "mrmc_p", "mrmc_se")
+
+
+def _mrmc(report: dict[str, Any]) -> pd.DataFrame:
+    """The report's ``comparisons`` as one row per model run: ``radle_c_diff``,
+    ``radle_c_mrmc_ci_low`` ... ``radle_a_mrmc_se``."""
+    rows: dict[str, dict[str, Any]] = {}
+    for entry in report.get("comparisons", []):
+        if entry["metric"] not in MRMC_METRICS_SHOWN:
+            continue
+        row = rows.setdefault(entry["model"], {"name": entry["model"]})
+        for key in MRMC_FIGURES:
+            row[f"{entry['metric']}_{key}"] = _num(entry.get(key))
+    columns = ["name", *(f"{m}_{k}" for m in MRMC_METRICS_SHOWN for k in MRMC_FIGURES)]
+    return pd.DataFrame(list(rows.values()), columns=columns)
+
+
+def _p_text(p: float) -> str:
+    return "n/a" if math.isnan(p) else ("< 0.0001" if p < 0.0001 else f"{p:.4f}")
+
+
+def display_mrmc(board: Leaderboard) -> pd.DataFrame:
+    """Model minus pool with readers and cases random: ``Δ C [95% CI]`` and its p, the same
+    for A, one row per model run (empty without model runs)."""
+    d = board.mrmc
+    out = pd.DataFrame({"model run": d["name"] if len(d) else []})
+    for m in MRMC_METRICS_SHOWN:
+        out[f"Δ {SHORT[m]}"] = [
+            fmt(v, DIGITS[m], lo, hi)
+            for v, lo, hi in zip(
+                d[f"{m}_diff"], d[f"{m}_mrmc_ci_low"], d[f"{m}_mrmc_ci_high"], strict=True
+            )
+        ]
+        out[f"p ({SHORT[m]})"] = [_p_text(p) for p in d[f"{m}_mrmc_p"]]
+    return out.reset_index(drop=True)
+
+
 def _notes(report: dict[str, Any], params: ScoringParams, n_cases: int) -> list[str]:
     pool = report["human_pool"]
     humans = [r for r in report["responders"] if r["kind"] == "human"]
@@ -327,6 +367,7 @@ def build_leaderboard(
         notes=_notes(report, params, len(cases)),
         grounded_case_ids=grounded if "grounding" in report else (),
         cohort_table=frame_of(_cohort_rows(report)),
+        mrmc=_mrmc(report),
     )
 
 

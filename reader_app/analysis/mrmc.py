@@ -2,17 +2,20 @@
 
 Spot diagnosis has no negative cases: every case has a reference diagnosis,
 and an observation is a success (the reader named it) or not. So ``truth``
-is 1 on every row and ``score`` is that binary success; reader-averaged
-percent correct is the endpoint (iMRMC's ``uStat11.conditionalD`` with
-``keyColumns = c("reader", "case", "modality", "score")``; MRMCaov's
-``mrmc(binary_sens(truth, score), modality, reader, case, ...)``). The RadLE
-points and the Likert level ride along for analyses of their own.
+is 1 on every row and ``score`` is that binary success; reader-and-case-averaged
+percent correct is the endpoint, and ``points`` (SCORING.md's s) gives RadLE-C.
+A model run is compared with the readers as a fixed reader, its rows repeated
+under every reader's id (iMRMC's ``uStat11.conditionalD``, ``kernelFlag = 1``;
+MRMCaov with a metric of the rating only: its binary metrics need two truth
+levels). docs/analysis.md has the R recipes, run on a real export; ``score``
+computes the same figures (scoring.mrmc).
 
 Human readers form one modality, ``human``; each model run is a modality of
 its own with the run as its only reader, ``model:<run name>``. ``task`` is
-``diagnosis`` here; report-mode cases add rows with ``task`` ``report`` whose
+``diagnosis`` here; report-mode cases give rows with ``task`` ``report`` whose
 ``score`` is the 0-40 rubric score, a rating
-(``analysis.report_scores.rubric_mrmc_rows``). Only rows that
+(``analysis.report_scores.rubric_mrmc_rows``), exported only when asked
+(``export_frame(..., task="report" or "all")``, ``export --task``). Only rows that
 exist are written (a case a reader never answered has no row); answered rows
 without a verdict stop the export, as they stop scoring.
 """

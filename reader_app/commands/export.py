@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from reader_app.analysis.exports import FORMATS, WHAT, ExportError, export_bytes
+from reader_app.analysis.exports import FORMATS, MRMC_TASKS, WHAT, ExportError, export_bytes
 from reader_app.commands.common import (
     CommandError,
     cli_session,
@@ -74,6 +74,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "L (RadLE's weighted_score); recorded in param_weight (default: L+1)",
     )
     p.add_argument(
+        "--task",
+        choices=MRMC_TASKS,
+        default="diagnosis",
+        help="mrmc only: diagnosis rows (score 0/1, the default), report rows (score = the "
+        "0-40 rubric score) or all (both kinds in one file: analyse them apart)",
+    )
+    p.add_argument(
         "--raw",
         action="store_true",
         help="exact text in CSV cells, for scripts; by default a text cell starting with "
@@ -91,7 +98,13 @@ def run(args: argparse.Namespace) -> int:
         with cli_session(settings) as session:
             study = require_study(session, args.study)
             data = export_bytes(
-                args.what, args.format, session=session, study=study, params=params, raw=args.raw
+                args.what,
+                args.format,
+                session=session,
+                study=study,
+                params=params,
+                raw=args.raw,
+                task=args.task,
             )
     except (CommandError, ExportError, ValueError) as exc:
         if isinstance(exc, UngradedRowsError):

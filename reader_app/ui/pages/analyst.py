@@ -14,7 +14,7 @@ import streamlit as st
 
 from reader_app.analysis.chart_data import metric_bars
 from reader_app.analysis.data import StudyData
-from reader_app.analysis.leaderboard import Leaderboard, display_differences
+from reader_app.analysis.leaderboard import Leaderboard, display_differences, display_mrmc
 from reader_app.analysis.leaderboard_view import SORTS, leaderboard_html
 from reader_app.analysis.model_runs import repeat_summary
 from reader_app.charts import metric_bars_chart
@@ -34,6 +34,12 @@ from reader_app.ui.components.safe_text import escape_markdown, show_table
 from reader_app.ui.context import db_session, staff_user
 
 ALL_COHORTS = "(all cohorts)"
+MRMC_CAPTION = (
+    "Model minus human pool [95% CI] and two-sided p, with the readers and the cases as "
+    "random samples and the model fixed (Gallas' U-statistic, as iMRMC computes it; "
+    "docs/analysis.md): what a reviewer of a human-vs-AI comparison asks for. The default "
+    "case bootstrap above holds the readers fixed."
+)
 
 
 def metrics_section(data: StudyData, board: Leaderboard, controls: Controls) -> None:
@@ -97,6 +103,15 @@ def differences_section(data: StudyData, board: Leaderboard, controls: Controls)
     metrics_table(display_differences(board), key="lb_diff")
 
 
+def mrmc_section(data: StudyData, board: Leaderboard, controls: Controls) -> None:
+    st.subheader("Model vs reader panel (readers and cases random)")
+    if board.mrmc.empty:
+        st.info("No model run to compare yet.")
+        return
+    st.caption(MRMC_CAPTION)
+    metrics_table(display_mrmc(board), key="lb_mrmc")
+
+
 def radle_c_section(data: StudyData, board: Leaderboard, controls: Controls) -> None:
     st.subheader("RadLE-C")
     bars = metric_bars(board, "radle_c", readers=controls.readers)
@@ -120,7 +135,7 @@ def repeats_section(data: StudyData, board: Leaderboard, controls: Controls) -> 
     show_table(table, key="lb_repeats")
 
 
-SECTIONS = (metrics_section, differences_section, radle_c_section, repeats_section)
+SECTIONS = (metrics_section, differences_section, mrmc_section, radle_c_section, repeats_section)
 
 user = staff_user("analyst")
 controls = scoring_controls()

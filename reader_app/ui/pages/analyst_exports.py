@@ -17,7 +17,8 @@ from scoring import FrameError
 DESCRIPTIONS = {
     "responses": "Responses: the tidy frame, one row per (responder, case).",
     "audit": "Audit log: every recorded action of the study, oldest first.",
-    "mrmc": "MRMC long format (reader, case, modality, score, truth) for iMRMC and MRMCaov.",
+    "mrmc": "MRMC long format (reader, case, modality, score, truth; the diagnosis rows) "
+    "for iMRMC and MRMCaov.",
     "reports": "Reports: every report answer, judged or not, with its text, each judge's score, "
     "the adjudicator's grade and the final 0-40 score (the analyst's copy adds the reference).",
 }

@@ -112,6 +112,18 @@ def test_mrmc_long_format(graded: object, capsys: pytest.CaptureFixture[str]) ->
     assert set(frame["truth"]) == {"1"} and set(frame["param_idk_score"]) == {"1.0"}
 
 
+def test_mrmc_task_filter(graded: object, capsys: pytest.CaptureFixture[str]) -> None:
+    # a diagnosis study: its rows are the default and "all"; "report" has none
+    default = _csv(capsys, "--what", "mrmc")
+    assert len(default) == 6 and set(default["task"]) == {"diagnosis"}
+    assert _csv(capsys, "--what", "mrmc", "--task", "all").equals(default)
+    reports = _csv(capsys, "--what", "mrmc", "--task", "report")
+    assert reports.empty and list(reports.columns) == list(default.columns)
+    with pytest.raises(SystemExit):
+        main(["export", "study", "--what", "mrmc", "--task", "everything"])
+    assert "invalid choice" in capsys.readouterr().err
+
+
 def test_parquet_carries_params_as_columns_and_metadata(
     graded: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

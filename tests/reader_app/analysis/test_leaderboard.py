@@ -14,6 +14,7 @@ from reader_app.analysis.leaderboard import (
     METRICS,
     build_leaderboard,
     display_differences,
+    display_mrmc,
     display_table,
 )
 from reader_app.cli import main
@@ -122,6 +123,22 @@ def test_leaderboard_equals_readerstudy_score_on_the_export(
             assert _same(row[f"{m}_diff_ci_high"], ref[f"{m}_diff_vs_pool_ci_high"])
     assert checked == 8 * 15  # pool, two group pools, two models, three readers
     assert len(display_differences(board)) == 2
+    # model vs reader panel (readers with a missing case each: an incomplete design)
+    comparisons = {(c["model"], c["metric"]): c for c in cli["comparisons"]}
+    assert len(board.mrmc) == 2 and len(comparisons) == 4
+    for row in board.mrmc.to_dict(orient="records"):
+        for m in ("radle_c", "radle_a"):
+            ref = comparisons[row["name"], m]
+            for key in ("diff", "mrmc_ci_low", "mrmc_ci_high", "mrmc_p", "mrmc_se"):
+                assert _same(row[f"{m}_{key}"], ref[key]), (row["name"], m, key)
+                checked += 1
+    assert checked == 8 * 15 + 2 * 2 * 5
+    shown = display_mrmc(board).set_index("model run")
+    alpha = comparisons["vlm-alpha", "radle_a"]
+    assert shown.loc["vlm-alpha", "Δ A"] == (
+        f"{alpha['diff']:.3f} [{alpha['mrmc_ci_low']:.3f}, {alpha['mrmc_ci_high']:.3f}]"
+    )
+    assert list(shown.columns) == ["Δ C", "p (C)", "Δ A", "p (A)"]
 
 
 def test_empty_and_partial_states(session: Session, settings: Settings) -> None:

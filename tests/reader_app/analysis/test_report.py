@@ -47,6 +47,11 @@ def test_report_with_data(session: Session, settings: Settings) -> None:
     assert "Spot &lt;b&gt;diagnosis&lt;/b&gt; &amp; friends" in page
     assert "&lt;img src=x onerror=alert(1)&gt;" in page
     assert "Leaderboard" in page and "Model minus human pool" in page
+    # model vs reader panel: A of the run "WCCc" 3/4 minus the pool's (2/4 + 3/4) / 2
+    # ("CCwI", "CWCC") = 0.125, with its MRMC interval and p beside it
+    mrmc = page.split("<h2>Model vs reader panel</h2>")[1].split("<h2>")[0]
+    assert "readers and the cases random" in mrmc and "0.125 [" in mrmc
+    assert "Δ C" in mrmc and "p (A)" in mrmc and "&lt;/title&gt;&lt;script&gt;" in mrmc
     images = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', page)
     assert len(images) == 6  # C bars, profile, reliability, risk-coverage, groups, case matrix
     for encoded in images:

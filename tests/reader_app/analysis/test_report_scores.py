@@ -116,7 +116,11 @@ def test_exports_reports_and_mrmc_rows(session: Session, settings: Settings) -> 
     assert len(reports) == 8
     row = reports[(reports["responder"] == "R02") & (reports["case_id"] == "ct-02")].iloc[0]
     assert (row["rubric"], row["tier"]) == (26, "Solid")
-    mrmc = export_frame("mrmc", session=session, study=study, params=params)
+    # the MRMC export holds diagnosis rows unless asked: this study has report cases only
+    assert export_frame("mrmc", session=session, study=study, params=params).empty
+    mrmc = export_frame("mrmc", session=session, study=study, params=params, task="report")
+    every = export_frame("mrmc", session=session, study=study, params=params, task="all")
+    pd.testing.assert_frame_equal(mrmc, every)
     assert list(mrmc.columns[: len(MRMC_COLUMNS)]) == list(MRMC_COLUMNS)
     assert set(mrmc["task"]) == {"report"} and len(mrmc) == 8
     model_rows = mrmc[mrmc["modality"] == f"model:{HOSTILE}"].sort_values("case")

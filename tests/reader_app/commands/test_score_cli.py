@@ -47,7 +47,7 @@ def test_json_contract(graded: Path, capsys: pytest.CaptureFixture[str]) -> None
     code, out, _ = run_cli([str(graded), "--format", "json", "--bootstrap", "50"], capsys)
     assert code == 0
     data = json.loads(out)
-    assert set(data) == {"responders", "human_pool", "params"}
+    assert set(data) == {"responders", "human_pool", "params", "comparisons"}
     by = {r["responder"]: r for r in data["responders"]}
     assert by["m"]["radle_c"] == pytest.approx(1500.0) and by["m"]["kind"] == "model"
     assert by["r1"]["radle_c"] == pytest.approx(1100.0) and by["r1"]["group"] == "PGY2"

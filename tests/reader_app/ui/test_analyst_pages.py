@@ -64,6 +64,7 @@ def test_leaderboard_and_every_analyst_page(
     assert HOSTILE in tree  # in a dataframe cell: drawn as text, never as markdown
     assert not any(HOSTILE in m.value for m in at.markdown)
     assert "Model minus human pool" in tree and "p (sign-flip, points)" in tree
+    assert "Model vs reader panel (readers and cases random)" in tree and "p (A)" in tree
     at.toggle(key="an_readers").set_value(False).run()
     assert "R01" not in texts(at) and "vlm-a" in texts(at)
 
