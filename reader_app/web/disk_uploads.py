@@ -9,7 +9,8 @@ Streamlit's own seam for it), so:
   (the bytes go to disk as they stream); Streamlit's own PUT route, which reads
   the whole body into memory, is never reached (``add_file`` refuses if it is);
 - ``st.file_uploader`` still returns an ``UploadedFile`` with the name, but no
-  bytes: a page reads the file on disk through ``stored_upload``;
+  bytes: a page reads the file on disk through ``stored_upload``
+  (reader_app/ui/components/uploads.py, which asks the manager's ``stored``);
 - the widget's ``DELETE`` and a session's end remove the file (Streamlit calls
   ``remove_file`` / ``remove_session_files``), and ``reap`` removes the files of
   sessions that expired unseen (Streamlit drops a disconnected session from its
@@ -37,7 +38,6 @@ from streamlit import config
 from streamlit.runtime import Runtime, RuntimeConfig
 from streamlit.runtime.stats import CACHE_MEMORY_FAMILY, CacheStat
 from streamlit.runtime.uploaded_file_manager import (
-    UploadedFile,
     UploadedFileManager,
     UploadedFileRec,
     UploadFileUrlInfo,
@@ -67,12 +67,16 @@ class DiskUploadedFileManager(UploadedFileManager):
         return (CACHE_MEMORY_FAMILY,)
 
     def get_files(self, session_id: str, file_ids: Sequence[str]) -> list[UploadedFileRec]:
-        # data stays empty: the bytes are on disk (stored_upload), never copied into memory
+        # data stays empty: the bytes are on disk (stored), never copied into memory
         return [
             UploadedFileRec(file_id=file_id, name=stored.name, type=stored.type, data=b"")
             for file_id in file_ids
             if (stored := self.spool.get(session_id, file_id)) is not None
         ]
+
+    def stored(self, session_id: str, file_id: str) -> StoredUpload | None:
+        """The file on disk (ui/components/uploads.stored_upload asks for it)."""
+        return self.spool.get(session_id, file_id)
 
     def remove_session_files(self, session_id: str) -> None:
         self.spool.remove_session(session_id)
@@ -95,22 +99,6 @@ class DiskUploadedFileManager(UploadedFileManager):
     def get_stats(self, family_names: Sequence[str] | None = None) -> dict[str, list[CacheStat]]:
         # Streamlit's metrics count memory; these bytes are on disk: none held
         return {}
-
-
-def stored_upload(upload: UploadedFile) -> StoredUpload:
-    """The file on disk behind an ``st.file_uploader`` value of this session."""
-    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    manager = Runtime.instance().uploaded_file_mgr
-    stored = (
-        manager.spool.get(ctx.session_id, upload.file_id)
-        if ctx is not None and isinstance(manager, DiskUploadedFileManager)
-        else None
-    )
-    if stored is None:
-        raise FileNotFoundError("the uploaded file is gone; choose it again")
-    return stored
 
 
 def xsrf_ok(scope: Scope) -> bool:
@@ -209,7 +197,6 @@ __all__ = [
     "DiskUploadedFileManager",
     "reap",
     "reaper",
-    "stored_upload",
     "with_disk_uploads",
     "xsrf_ok",
 ]

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
+from streamlit import config
 
 from reader_app.exam.drafts import DraftValues
 from reader_app.exam.next_case import CaseView
@@ -127,6 +128,15 @@ class PanelCase:
     history: str | None = None
     note: str | None = None
     draft: DraftValues | None = None
+
+
+DOOR = "_readerstudy/exam"  # the exam door's route (web/exam_door.py serves it)
+
+
+def door_url() -> str:
+    """The door's path as the browser reaches it (under ``server.baseUrlPath``)."""
+    base = str(config.get_option("server.baseUrlPath") or "").strip("/")
+    return f"/{base}/{DOOR}" if base else f"/{DOOR}"
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,7 @@ from reader_app.ui.components.case_panel import (
     PanelCase,
     PanelForm,
     case_panel,
+    door_url,
     drafted_value,
     submitted_value,
 )
@@ -86,7 +87,6 @@ from reader_app.ui.context import (
     reader_for_callback,
     sign_out,
 )
-from reader_app.web.exam_door import door_url
 
 CASE_COLUMNS = [7, 3]  # practice feedback: the image beside the reference answer
 T = TypeVar("T")
