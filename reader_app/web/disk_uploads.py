@@ -16,7 +16,8 @@ Streamlit's own seam for it), so:
   sessions that expired unseen (Streamlit drops a disconnected session from its
   storage after ``server.disconnectedSessionTTL`` without ending it).
 
-These rely on Streamlit internals of the pinned minor version: ``App._create_runtime``
+These rely on Streamlit internals of the pinned minor version (read through
+reader_app/web/streamlit_seams.py, checked at start-up): ``App._create_runtime``
 (copied below with one line changed, and replaced on the app), the runtime's
 session manager, and the XSRF helpers of its Starlette server.
 tests/security/test_disk_uploads.py fails loudly when any of them moves (README:
@@ -49,6 +50,12 @@ from streamlit.web.server.starlette.starlette_routes import (
 
 from reader_app.web.browser_proof import header_value
 from reader_app.web.security_headers import Scope
+from reader_app.web.streamlit_seams import (
+    on_script_error,
+    replace_runtime_factory,
+    script_path,
+    session_manager,
+)
 from reader_app.web.upload_spool import StoredUpload, UploadSpool
 
 log = logging.getLogger(__name__)
@@ -119,7 +126,7 @@ def xsrf_ok(scope: Scope) -> bool:
 
 def _session_known(runtime: Runtime, session_id: str) -> bool:
     """Live, or disconnected and still resumable (within server.disconnectedSessionTTL)."""
-    manager: Any = getattr(runtime, "_session_mgr", None)
+    manager = session_manager(runtime)
     return manager is not None and manager.get_session_info(session_id) is not None
 
 
@@ -173,12 +180,12 @@ def with_disk_uploads(app: st.App, spool: UploadSpool) -> None:
             create_default_cache_storage_manager,
         )
 
-        script_path = app._resolve_script_path()
-        if not script_path.is_file():
-            raise FileNotFoundError(f"Streamlit script not found: '{script_path}'.")
+        path = script_path(app)
+        if not path.is_file():
+            raise FileNotFoundError(f"Streamlit script not found: '{path}'.")
         return Runtime(
             RuntimeConfig(
-                script_path=str(script_path),
+                script_path=str(path),
                 media_file_storage=MemoryMediaFileStorage(f"/{BASE_ROUTE_MEDIA}"),
                 uploaded_file_manager=DiskUploadedFileManager(spool),  # the one change
                 cache_storage_manager=create_default_cache_storage_manager(),
@@ -186,11 +193,11 @@ def with_disk_uploads(app: st.App, spool: UploadSpool) -> None:
                 session_storage=MemorySessionStorage(
                     ttl_seconds=config.get_option("server.disconnectedSessionTTL")
                 ),
-                on_script_error=app._on_script_error,
+                on_script_error=on_script_error(app),
             ),
         )
 
-    setattr(app, "_create_runtime", create_runtime)  # noqa: B010
+    replace_runtime_factory(app, create_runtime)
 
 
 __all__ = [
