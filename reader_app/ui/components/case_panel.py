@@ -30,6 +30,9 @@ the reader typed and re-enables Submit).
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -88,6 +91,29 @@ def _panel_value(name: str) -> object:
         return result[name]
     except (KeyError, TypeError):
         return getattr(result, name, None)
+
+
+log = logging.getLogger(__name__)
+# what the panel sent over Streamlit's websocket instead of the exam door, per kind
+# ("answer", "draft"), in this server process: logged and counted, never silent
+STREAMLIT_PATH: Counter[str] = Counter()
+_STREAMLIT_PATH_LOCK = threading.Lock()
+
+
+def streamlit_path_taken(kind: str) -> int:
+    """The panel's ``kind`` came over Streamlit, not through the exam door (unreachable: a
+    restarted server, a lost connection, a proxy that drops the route): a WARNING in the
+    server log, and the count so far in this process, which it returns."""
+    with _STREAMLIT_PATH_LOCK:
+        STREAMLIT_PATH[kind] += 1
+        count = STREAMLIT_PATH[kind]
+    log.warning(
+        "exam door not reached: the panel's %s came over Streamlit's websocket "
+        "(%d so far in this server)",
+        kind,
+        count,
+    )
+    return count
 
 
 def submitted_value() -> object:

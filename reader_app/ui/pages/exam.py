@@ -70,6 +70,7 @@ from reader_app.ui.components.case_panel import (
     case_panel,
     door_url,
     drafted_value,
+    streamlit_path_taken,
     submitted_value,
 )
 from reader_app.ui.components.case_viewer import show_case_images
@@ -128,6 +129,7 @@ def form_error(message: str | None, field: str | None = None) -> None:
 def _submit() -> None:
     """The panel's submit through Streamlit (where the exam door cannot be reached): the
     one commit path of ``reader_app.exam.commit``, then the run draws what comes."""
+    streamlit_path_taken("answer")
     commit_answer(
         exam,
         submitted_value(),
@@ -141,6 +143,7 @@ def _keep_draft() -> None:
     """The panel's draft, kept for the signed-in reader (``exam.commit.keep_draft``). Never
     said on screen: a draft not kept now stays in the panel and its tab, and the next
     change or the submit sends what is on screen again."""
+    streamlit_path_taken("draft")
     keep_draft(
         drafted_value(), reader_id=user.reader_id, token_hash=user.token_hash, sessions=db_session
     )
