@@ -4,7 +4,7 @@ Humans and model runs come out of the same table in the same shape; the
 verdict comes from grade memory (case, normalized answer), so identical
 answers share one verdict whoever gave them. Practice answers never appear, nor
 do answers to report-mode cases: those are scored by the rubric
-(``grading.rubric.rubric_frame``).
+(``grading.rubric_grades.rubric_frame``).
 """
 
 from __future__ import annotations

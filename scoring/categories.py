@@ -71,16 +71,6 @@ def category_points(idk_score: float, weight: str = "L+1") -> FloatArray:
     return table
 
 
-def correct_counts(counts: FloatArray) -> FloatArray:
-    """Counts of correct answers per Likert level, shape (..., 5)."""
-    return counts[..., CORRECT]
-
-
-def wrong_counts(counts: FloatArray) -> FloatArray:
-    """Counts of wrong answers per Likert level, shape (..., 5)."""
-    return counts[..., WRONG]
-
-
 def high_counts(counts: FloatArray, tau_high: int) -> tuple[FloatArray, FloatArray]:
     """(correct, wrong) answered at Likert >= tau_high, shape (...)."""
     c_hi = counts[..., CORRECT_0 + tau_high : CORRECT_0 + N_LEVELS].sum(axis=-1)

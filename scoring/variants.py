@@ -8,17 +8,29 @@ variant "1.0". A study that needs another registers it and names it in
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from scoring.categories import CORRECT, WRONG, FloatArray, high_counts, level_weights
 
-if TYPE_CHECKING:
-    from scoring.params import ScoringParams
+
+class VariantParams(Protocol):
+    """What a variant reads of ``scoring.params.ScoringParams`` (which imports this
+    module: the parameters come in by shape, so no import runs back)."""
+
+    @property
+    def weight(self) -> str: ...
+
+    @property
+    def tau_high(self) -> int: ...
+
+    @property
+    def h_aggregate(self) -> str: ...
+
 
 # A variant maps count vectors (..., 14) and the parameters to values (...).
-VariantFn = Callable[[FloatArray, "ScoringParams"], FloatArray]
+VariantFn = Callable[[FloatArray, VariantParams], FloatArray]
 
 
 def handover_parts(counts: FloatArray, tau_high: int) -> tuple[FloatArray, ...]:
@@ -37,7 +49,7 @@ def handover_parts(counts: FloatArray, tau_high: int) -> tuple[FloatArray, ...]:
     return reliability, coverage, deferral, answered_hi
 
 
-def safety_v1(counts: FloatArray, params: ScoringParams) -> FloatArray:
+def safety_v1(counts: FloatArray, params: VariantParams) -> FloatArray:
     """RadLE-S 1.0: 100 * (1 - E / (5N)), E = sum over wrong rows of (L + 1).
 
     Under ``params.weight`` ``L``: E sums L, over 4N (the penalty half of C again).
@@ -50,7 +62,7 @@ def safety_v1(counts: FloatArray, params: ScoringParams) -> FloatArray:
     return out
 
 
-def handover_v1(counts: FloatArray, params: ScoringParams) -> FloatArray:
+def handover_v1(counts: FloatArray, params: VariantParams) -> FloatArray:
     """RadLE-H 1.0: 100 x the geometric/harmonic/arithmetic mean of R, Cov and D."""
     reliability, coverage, deferral, answered_hi = handover_parts(counts, params.tau_high)
     parts = np.stack(np.broadcast_arrays(reliability, coverage, deferral))

@@ -30,7 +30,8 @@ APP = "reader_app"
 # DESIGN.md section 2, top to bottom: ui -> services -> models/db. One line per layer; a unit
 # may import its own layer and every layer below it. A new unit must be placed here.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("web", "ui", "main"),  # Streamlit: the served app and its doors, pages, components, the script
+    ("web",),  # the served app and its doors in front of Streamlit (reader_app/web/)
+    ("ui", "main"),  # Streamlit: pages, components, the script
     ("cli", "commands"),  # the `readerstudy` command
     ("study_setup",),  # set-up in the browser: upload, check, import
     ("analysis",),  # coordinator and analyst services, exports, HTML report
@@ -48,7 +49,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("models",),  # the tables
     ("",),  # reader_app/__init__.py
 )
-UI_UNITS = frozenset(LAYERS[0])
+UI_UNITS = frozenset(LAYERS[0] + LAYERS[1])
 SERVICE_FORBIDDEN = ("streamlit", f"{APP}.ui")
 SCORING_FORBIDDEN = ("streamlit", "sqlmodel", "sqlalchemy", "pydicom", APP)
 # the app imports scoring through these packages' __all__ only (their submodules may move)

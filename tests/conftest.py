@@ -21,6 +21,7 @@ from sqlmodel import Session
 
 from reader_app.core.db import make_engine, migrate
 from reader_app.core.settings import Settings, load_settings
+from tests.support.processes import still_running
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 PG_URL = os.environ.get("READERSTUDY_TEST_POSTGRES_URL", "")
@@ -145,3 +146,34 @@ def browser() -> Iterator[object]:
 
     with launch_browser() as b:
         yield b
+
+
+# ------------------------------------------------- no process outlives the suite
+
+_LEFTOVERS = pytest.StashKey[list[str]]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """pytest-xdist's controller: a worker's leftovers (sent in its ``workeroutput``)."""
+    output = getattr(node, "workeroutput", None) or {}
+    config = getattr(node, "config")  # noqa: B009
+    config.stash.setdefault(_LEFTOVERS, []).extend(output.get("leftover_processes", []))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when a process the suite launched (tests/support/processes.py) is
+    still running at its end; each is named, then killed."""
+    left = still_running()
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: its controller reports them
+        workeroutput["leftover_processes"] = left
+        return
+    left += session.config.stash.get(_LEFTOVERS, [])
+    if left:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        message = "processes the suite started were still running at its end (killed): "
+        if reporter is not None:
+            reporter.write_line(message + "; ".join(left), red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -36,6 +36,7 @@ from reader_app.grading.matcher import matches_normalized
 from reader_app.grading.memory import active_verdicts
 from reader_app.grading.queue import active_decisions
 from reader_app.models import Case, CaseImage, Reader, Response, Study, utcnow
+from reader_app.study.casebank import scored_case_count
 
 STALL_AFTER: Final = timedelta(hours=48)
 IMPORTED: Final = "imported, no sign-in"  # a reader whose answers came in a file
@@ -61,16 +62,6 @@ def _study(session: Session, actor: Reader) -> Study:
     study = session.get(Study, actor.study_id)
     assert study is not None and study.id is not None
     return study
-
-
-def scored_case_count(*, session: Session, study_id: int) -> int:
-    return int(
-        session.exec(
-            select(func.count())
-            .select_from(Case)
-            .where(Case.study_id == study_id, col(Case.practice).is_(False))
-        ).one()
-    )
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The Reports leaderboard: rubric scores (0-40) per responder, human pool vs each model.
 
-From the study's rubric grades (``grading.rubric.rubric_frame``: a human grade,
+From the study's rubric grades (``grading.rubric_grades.rubric_frame``: a human grade,
 else the judges' score) through ``scoring.rubric_scores``. Used by
 the leaderboard's Reports tab, the static report and the exports.
 """

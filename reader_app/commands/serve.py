@@ -11,8 +11,8 @@ from reader_app.commands.common import settings_or_exit
 from reader_app.core.db import migrate
 from reader_app.core.served_address import record_served, served_url
 from reader_app.core.settings import DEFAULT_MAX_UPLOAD_MB
+from reader_app.core.upload_limits import largest_upload_mb
 from reader_app.study_setup.jobs import sweep
-from reader_app.web.upload_gate import largest_upload_mb
 
 MAIN = Path(__file__).resolve().parent.parent / "web" / "asgi.py"  # st.App around main.py
 

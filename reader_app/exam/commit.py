@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
@@ -25,6 +25,7 @@ from reader_app.core.auth import AuthError, signed_in_reader
 from reader_app.exam.drafts import DraftRefused, save_draft
 from reader_app.exam.next_case import CaseView
 from reader_app.exam.report_submit import ReportAnswer, submit_report
+from reader_app.exam.revisions import revise_answer
 from reader_app.exam.state import ExamState
 from reader_app.exam.submission import (
     CheckedSubmission,
@@ -80,14 +81,81 @@ def commit_answer(
     """Read, check and store the panel's ``value`` as the reader's answer to the case on
     screen, and move ``state`` on. Never raises for what a reader or the database can
     cause: a refusal is an Outcome with ``error`` (and the form's message in ``state``)."""
+    return _locked(state, lambda: _commit(state, value, reader_id, token_hash, sessions, now))
+
+
+def commit_revision(
+    state: ExamState,
+    value: object,
+    *,
+    reader_id: int,
+    token_hash: str | None,
+    sessions: Callable[[], Session],
+) -> Outcome:
+    """Read, check and store the panel's ``value`` as the reader's changed answer to the
+    earlier case under review (``state.review_answer``): the same path as a new answer,
+    under the same lock; the earlier answer goes into the history (``exam.revisions``)."""
+    return _locked(state, lambda: _revise(state, value, reader_id, token_hash, sessions))
+
+
+def _locked(state: ExamState, attempt: Callable[[], Outcome]) -> Outcome:
+    """One submit under the state's lock: counted, and its refusal put on the form."""
     with state.lock:
         state.attempt += 1
-        outcome = _commit(state, value, reader_id, token_hash, sessions, now)
+        outcome = attempt()
         if outcome.error is not None:
             state.refuse(outcome.error, outcome.field)
         elif not outcome.stored:
             state.refuse(None)
         return replace(outcome, attempt=state.attempt)
+
+
+def _revise(
+    state: ExamState,
+    value: object,
+    reader_id: int,
+    token_hash: str | None,
+    sessions: Callable[[], Session],
+) -> Outcome:
+    try:
+        sub = read_submission(value)
+    except AnswerError as exc:
+        return Outcome(stored=False, error=str(exc), field=exc.field)
+    case, config, earlier = state.case, state.config, state.review_answer
+    if case is None or config is None or sub.case_token != case.public_id:
+        state.notice = ALREADY_SAVED  # a stale tab: nothing under review is this case
+        return Outcome(stored=False, notice=ALREADY_SAVED)
+    if earlier is None:
+        return Outcome(stored=False)
+    try:
+        checked = check_submission(
+            sub,
+            case,
+            report=False,  # a revision is a diagnosis answer
+            grounding=config.grounding,
+            grounding_required=config.grounding_required,
+        )
+        answer = checked.answer
+        assert not isinstance(answer, ReportAnswer)
+        with sessions() as session:
+            reader = signed_in_reader(session, reader_id, token_hash)
+            if reader is None:
+                return Outcome(stored=False, error=ACCESS_ENDED)
+            revise_answer(
+                session=session,
+                reader=reader,
+                config=config,
+                case_public_id=case.public_id,
+                answer=answer,
+                seen_revision=earlier.revision,
+                location_json=checked.location_json,
+            )
+    except (AnswerError, AuthError) as exc:
+        return Outcome(stored=False, error=str(exc), field=getattr(exc, "field", None))
+    except DBAPIError:
+        return Outcome(stored=False, error=DB_DOWN)
+    state.notice = f"Your changed answer to {case_label(state, case)} is saved."
+    return Outcome(stored=True, notice=state.notice)
 
 
 def _commit(
@@ -134,11 +202,26 @@ def _commit(
     return Outcome(stored=True, notice=state.notice, duplicate=result.duplicate, shown=shown)
 
 
+class StoreContext(TypedDict):
+    """What ``submit_answer`` and ``submit_report`` take besides the answer: typed, so
+    both calls are checked against their signatures."""
+
+    session: Session
+    reader: Reader
+    case_public_id: str
+    shown_at: datetime | None
+    image_sha256: list[str]
+    meta: dict[str, object] | None
+    interaction: dict[str, object] | None
+    active_ms: int | None
+    location_json: str | None
+
+
 def _store(
     session: Session, reader: Reader, state: ExamState, case: CaseView, checked: CheckedSubmission
 ) -> SubmitResult:
     """Commit the answer with what the session knows of the case: times, images, viewer use."""
-    context = {
+    context: StoreContext = {
         "session": session,
         "reader": reader,
         "case_public_id": case.public_id,
@@ -159,8 +242,8 @@ def _store(
         "location_json": checked.location_json,
     }
     if isinstance(checked.answer, ReportAnswer):
-        return submit_report(answer=checked.answer, **context)  # type: ignore[arg-type]
-    return submit_answer(answer=checked.answer, **context)  # type: ignore[arg-type]
+        return submit_report(answer=checked.answer, **context)
+    return submit_answer(answer=checked.answer, **context)
 
 
 def _advance(

@@ -1,4 +1,5 @@
-"""Grounding: where a responder says the finding is, against the reference region.
+"""Grounding as lesion localisation: where a responder says the finding is, against the
+reference region (not the image-reliance audit, ``reader_app.grounding_audit``).
 
 ``store``: how a location and a reference mask are stored; ``hits``: a study's markers
 tested against its reference regions (the pure test is ``scoring``'s). Each stage's own

@@ -20,8 +20,9 @@ from sqlmodel import Session, col, select
 from reader_app.core.errors import ReaderStudyError
 from reader_app.llm.prompts import Prompt, load_prompt
 from reader_app.llm.request import request_params
-from reader_app.models import Case, ModelRun, Response, Study, utcnow
+from reader_app.models import ModelRun, Response, Study, utcnow
 from reader_app.runs.usage import TOKEN_KEYS, Price, usage_summary
+from reader_app.study.casebank import scored_case_count
 from scoring.io import ParsedAnswer
 
 STRIP_MODES = ("slices", "montage")
@@ -213,14 +214,6 @@ def answer_fields(parsed: ParsedAnswer) -> dict[str, Any]:
     likert = parsed.likert if parsed.likert is not None and 0 <= parsed.likert <= 4 else None
     status = parsed.status if likert is not None else "invalid"
     return {"status": status, "diagnosis": parsed.diagnosis, "likert": likert, "idk": False}
-
-
-def scored_case_count(*, session: Session, study_id: int) -> int:
-    return len(
-        session.exec(
-            select(Case.id).where(Case.study_id == study_id, col(Case.practice).is_(False))
-        ).all()
-    )
 
 
 def run_totals(*, session: Session, run: ModelRun, price: Price | None = None) -> dict[str, Any]:

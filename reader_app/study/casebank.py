@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, func, select
 
 from reader_app.models import AnswerKey, Case, CaseImage, Study
 from reader_app.study.assets import store_asset
@@ -35,6 +35,17 @@ class RenderedImage:
 def new_public_id() -> str:
     # 80 random bits, base32-ish: unguessable and meaningless.
     return "c" + secrets.token_hex(10)
+
+
+def scored_case_count(*, session: Session, study_id: int) -> int:
+    """The study's scored cases (practice cases left out): the one count of them."""
+    return int(
+        session.exec(
+            select(func.count())
+            .select_from(Case)
+            .where(Case.study_id == study_id, col(Case.practice).is_(False))
+        ).one()
+    )
 
 
 def get_study(*, session: Session, slug: str) -> Study | None:

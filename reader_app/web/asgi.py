@@ -45,6 +45,7 @@ from reader_app.web.live_sessions import live_session, state_value
 from reader_app.web.origin_check import SameOrigin
 from reader_app.web.security_headers import SecurityHeaders
 from reader_app.web.server_secret import check_server_cookie_secret
+from reader_app.web.streamlit_seams import SeamMissing, check_seams, user_info
 from reader_app.web.tcp_nodelay import with_nodelay
 from reader_app.web.upload_gate import UploadGate, UploadSession
 from reader_app.web.upload_pages import upload_pages
@@ -59,10 +60,10 @@ def upload_session(session_id: str) -> UploadSession | None:
     session = live_session(session_id)
     if session is None:
         return None
-    user_info = getattr(session, "_user_info", None) or {}
+    info = user_info(session)
     signed_in = state_value(session, "_signed_in")  # reader_app.ui.context.SignedIn
     return UploadSession(
-        browser=user_info.get(USER_KEY),
+        browser=info.get(USER_KEY),
         role=getattr(signed_in, "role", None),
         page=PAGE_BY_HASH.get(session.page_script_hash),
     )
@@ -76,6 +77,11 @@ def _bind_sessions_to_browsers() -> None:
         config.set_option("server.trustedUserHeaders", wanted)
 
 
+try:  # every private Streamlit name we read is still there (web/streamlit_seams.py)
+    check_seams()
+except SeamMissing as exc:
+    print(f"readerstudy: {exc}", file=sys.stderr)
+    raise SystemExit(2) from exc
 settings = load_settings()
 try:  # server.cookieSecret from config.toml or a flag, too
     check_server_cookie_secret()

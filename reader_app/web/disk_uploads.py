@@ -9,13 +9,15 @@ Streamlit's own seam for it), so:
   (the bytes go to disk as they stream); Streamlit's own PUT route, which reads
   the whole body into memory, is never reached (``add_file`` refuses if it is);
 - ``st.file_uploader`` still returns an ``UploadedFile`` with the name, but no
-  bytes: a page reads the file on disk through ``stored_upload``;
+  bytes: a page reads the file on disk through ``stored_upload``
+  (reader_app/ui/components/uploads.py, which asks the manager's ``stored``);
 - the widget's ``DELETE`` and a session's end remove the file (Streamlit calls
   ``remove_file`` / ``remove_session_files``), and ``reap`` removes the files of
   sessions that expired unseen (Streamlit drops a disconnected session from its
   storage after ``server.disconnectedSessionTTL`` without ending it).
 
-These rely on Streamlit internals of the pinned minor version: ``App._create_runtime``
+These rely on Streamlit internals of the pinned minor version (read through
+reader_app/web/streamlit_seams.py, checked at start-up): ``App._create_runtime``
 (copied below with one line changed, and replaced on the app), the runtime's
 session manager, and the XSRF helpers of its Starlette server.
 tests/security/test_disk_uploads.py fails loudly when any of them moves (README:
@@ -37,7 +39,6 @@ from streamlit import config
 from streamlit.runtime import Runtime, RuntimeConfig
 from streamlit.runtime.stats import CACHE_MEMORY_FAMILY, CacheStat
 from streamlit.runtime.uploaded_file_manager import (
-    UploadedFile,
     UploadedFileManager,
     UploadedFileRec,
     UploadFileUrlInfo,
@@ -49,6 +50,12 @@ from streamlit.web.server.starlette.starlette_routes import (
 
 from reader_app.web.browser_proof import header_value
 from reader_app.web.security_headers import Scope
+from reader_app.web.streamlit_seams import (
+    on_script_error,
+    replace_runtime_factory,
+    script_path,
+    session_manager,
+)
 from reader_app.web.upload_spool import StoredUpload, UploadSpool
 
 log = logging.getLogger(__name__)
@@ -67,12 +74,16 @@ class DiskUploadedFileManager(UploadedFileManager):
         return (CACHE_MEMORY_FAMILY,)
 
     def get_files(self, session_id: str, file_ids: Sequence[str]) -> list[UploadedFileRec]:
-        # data stays empty: the bytes are on disk (stored_upload), never copied into memory
+        # data stays empty: the bytes are on disk (stored), never copied into memory
         return [
             UploadedFileRec(file_id=file_id, name=stored.name, type=stored.type, data=b"")
             for file_id in file_ids
             if (stored := self.spool.get(session_id, file_id)) is not None
         ]
+
+    def stored(self, session_id: str, file_id: str) -> StoredUpload | None:
+        """The file on disk (ui/components/uploads.stored_upload asks for it)."""
+        return self.spool.get(session_id, file_id)
 
     def remove_session_files(self, session_id: str) -> None:
         self.spool.remove_session(session_id)
@@ -97,22 +108,6 @@ class DiskUploadedFileManager(UploadedFileManager):
         return {}
 
 
-def stored_upload(upload: UploadedFile) -> StoredUpload:
-    """The file on disk behind an ``st.file_uploader`` value of this session."""
-    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    manager = Runtime.instance().uploaded_file_mgr
-    stored = (
-        manager.spool.get(ctx.session_id, upload.file_id)
-        if ctx is not None and isinstance(manager, DiskUploadedFileManager)
-        else None
-    )
-    if stored is None:
-        raise FileNotFoundError("the uploaded file is gone; choose it again")
-    return stored
-
-
 def xsrf_ok(scope: Scope) -> bool:
     """Streamlit's own check of the upload's XSRF header against its cookie."""
     from streamlit.web.server.server_util import is_xsrf_enabled
@@ -131,7 +126,7 @@ def xsrf_ok(scope: Scope) -> bool:
 
 def _session_known(runtime: Runtime, session_id: str) -> bool:
     """Live, or disconnected and still resumable (within server.disconnectedSessionTTL)."""
-    manager: Any = getattr(runtime, "_session_mgr", None)
+    manager = session_manager(runtime)
     return manager is not None and manager.get_session_info(session_id) is not None
 
 
@@ -185,12 +180,12 @@ def with_disk_uploads(app: st.App, spool: UploadSpool) -> None:
             create_default_cache_storage_manager,
         )
 
-        script_path = app._resolve_script_path()
-        if not script_path.is_file():
-            raise FileNotFoundError(f"Streamlit script not found: '{script_path}'.")
+        path = script_path(app)
+        if not path.is_file():
+            raise FileNotFoundError(f"Streamlit script not found: '{path}'.")
         return Runtime(
             RuntimeConfig(
-                script_path=str(script_path),
+                script_path=str(path),
                 media_file_storage=MemoryMediaFileStorage(f"/{BASE_ROUTE_MEDIA}"),
                 uploaded_file_manager=DiskUploadedFileManager(spool),  # the one change
                 cache_storage_manager=create_default_cache_storage_manager(),
@@ -198,18 +193,17 @@ def with_disk_uploads(app: st.App, spool: UploadSpool) -> None:
                 session_storage=MemorySessionStorage(
                     ttl_seconds=config.get_option("server.disconnectedSessionTTL")
                 ),
-                on_script_error=app._on_script_error,
+                on_script_error=on_script_error(app),
             ),
         )
 
-    setattr(app, "_create_runtime", create_runtime)  # noqa: B010
+    replace_runtime_factory(app, create_runtime)
 
 
 __all__ = [
     "DiskUploadedFileManager",
     "reap",
     "reaper",
-    "stored_upload",
     "with_disk_uploads",
     "xsrf_ok",
 ]

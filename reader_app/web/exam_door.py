@@ -31,25 +31,19 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
-from streamlit import config
 
 from reader_app.core.db import get_engine
 from reader_app.core.settings import Settings
 from reader_app.exam.commit import commit_answer, keep_draft
 from reader_app.exam.state import ExamState
+from reader_app.ui.components.case_panel import door_url
 from reader_app.ui.components.exam_session import EXAM_KEY
 from reader_app.web.browser_proof import USER_KEY, browser_of
 from reader_app.web.live_sessions import live_session, state_value
+from reader_app.web.streamlit_seams import user_info
 
-DOOR = "_readerstudy/exam"
 MAX_BODY = 256 * 1024  # a report's two fields at their cap, the viewer record: far less
 NO_STORE = {"Cache-Control": "no-store"}
-
-
-def door_url() -> str:
-    """The door's path as the browser reaches it (under ``server.baseUrlPath``)."""
-    base = str(config.get_option("server.baseUrlPath") or "").strip("/")
-    return f"/{base}/{DOOR}" if base else f"/{DOOR}"
 
 
 class Refused(Exception):
@@ -90,8 +84,8 @@ def _exam_of(request: Request, session_id: str, *, or_just_closed: bool) -> tupl
     """The signed-in user and exam state of the live session this browser opened."""
     session = live_session(session_id, or_just_closed=or_just_closed)
     browser = browser_of(request.scope)
-    user_info = getattr(session, "_user_info", None) or {}
-    if session is None or browser is None or user_info.get(USER_KEY) != browser:
+    info = user_info(session)
+    if session is None or browser is None or info.get(USER_KEY) != browser:
         raise Refused(403, "This exam is not open in this browser: reload the page.")
     user = state_value(session, "_signed_in")  # reader_app.ui.context.SignedIn
     if user is None or getattr(user, "role", None) != "reader":

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from reader_app.web.streamlit_seams import session_manager
+
 
 def live_session(session_id: str, *, or_just_closed: bool = False) -> Any:
     """The live AppSession of this id, or None (Streamlit keeps no public accessor).
@@ -14,7 +16,7 @@ def live_session(session_id: str, *, or_just_closed: bool = False) -> Any:
 
     if not Runtime.exists():
         return None
-    manager = getattr(Runtime.instance(), "_session_mgr", None)
+    manager = session_manager(Runtime.instance())
     if manager is None:
         return None
     if or_just_closed:

@@ -38,8 +38,6 @@ from reader_app.web.upload_spool import UPLOAD_IDS
 log = logging.getLogger(__name__)
 
 MB = 1024 * 1024
-KEY_UPLOAD_MB = 4  # an answer key CSV: a few thousand rows of text
-RUN_UPLOAD_MB = 16  # a model-run JSONL/CSV, a RadLE long-master CSV with replies
 MULTIPART_OVERHEAD = 64 * 1024  # boundary lines and part headers around the file
 _ROUTE = re.compile(r"(?:^|/)_stcore/upload_file/([^/]+)/([^/]+)/?$")
 
@@ -57,11 +55,6 @@ class UploadSession:
 class UploadPage:
     roles: tuple[str, ...]
     max_bytes: int
-
-
-def largest_upload_mb(study_zip_mb: int) -> int:
-    """Streamlit's own cap (server.maxUploadSize) must let the largest page limit through."""
-    return max(study_zip_mb, KEY_UPLOAD_MB, RUN_UPLOAD_MB)
 
 
 class _TooLarge(Exception):
@@ -162,10 +155,7 @@ class UploadGate:
 
 
 __all__ = [
-    "KEY_UPLOAD_MB",
-    "RUN_UPLOAD_MB",
     "UploadGate",
     "UploadPage",
     "UploadSession",
-    "largest_upload_mb",
 ]

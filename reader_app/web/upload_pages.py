@@ -6,8 +6,9 @@ A page with ``st.file_uploader`` missing here gets every upload refused (403):
 
 from __future__ import annotations
 
+from reader_app.core.upload_limits import KEY_UPLOAD_MB, RUN_UPLOAD_MB
 from reader_app.ui.navigation import ANSWER_KEY, NEW_STUDY, RUNS
-from reader_app.web.upload_gate import KEY_UPLOAD_MB, MB, RUN_UPLOAD_MB, UploadPage
+from reader_app.web.upload_gate import MB, UploadPage
 
 
 def upload_pages(study_zip_mb: int) -> dict[str, UploadPage]:

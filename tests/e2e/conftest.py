@@ -24,6 +24,7 @@ from sqlalchemy.engine import Engine
 from benchmarks.kit.chromium import CHROMIUM, CHROMIUM_ARGS
 from reader_app.core.settings import Settings
 from tests.e2e.ws_trace import WsTrace
+from tests.support.processes import die_with_parent, track
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,7 +78,9 @@ def start_app(env: dict[str, str], log: Path, port: int | None = None) -> Served
         stdout=fh,
         stderr=subprocess.STDOUT,
         cwd=ROOT,
+        preexec_fn=die_with_parent,  # a killed test process takes its server along
     )
+    track(proc, f"readerstudy serve --port {port} (log {log})")  # checked at session end
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, proc, log)
@@ -94,6 +97,47 @@ def stop_app(app: ServedApp) -> None:
         app.proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         app.proc.kill()
+
+
+class OwnedApp:
+    """A served app owned by the fixture that holds it: ``stop`` stops the process running
+    now (after a ``restart`` too), and does nothing before a start or twice."""
+
+    def __init__(self) -> None:
+        self.app: ServedApp | None = None
+
+    def start(self, env: dict[str, str], log: Path, port: int | None = None) -> ServedApp:
+        self.app = start_app(env, log, port)
+        return self.app
+
+    def restart(self) -> ServedApp:
+        """Stop the app and serve it again on the same address (a new process)."""
+        old = self.app
+        assert old is not None
+        self.stop()
+        return self.start(old.env, old.log, port=old.port)
+
+    def stop(self) -> None:
+        if self.app is not None:
+            stop_app(self.app)
+            self.app = None
+
+
+@contextmanager
+def owned_app() -> Iterator[OwnedApp]:
+    """The one way a fixture serves the app: its stop is registered (this ``finally``)
+    before ``owner.start(...)``, so a failure or a timeout later in set-up still stops it.
+
+        with owned_app() as owner:
+            app = owner.start(env, log)
+            ...  # seed, open a browser: whatever fails here, the server stops
+            yield app
+    """
+    owner = OwnedApp()
+    try:
+        yield owner
+    finally:
+        owner.stop()
 
 
 @contextmanager
@@ -119,9 +163,8 @@ def launch_browser() -> Iterator[object]:
 def served(settings: object, tmp_path: Path) -> Iterator[ServedApp]:
     """The app served on a free port against this test's database (SQLite or PostgreSQL)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMLIT_")}
-    app = start_app(env, tmp_path / "app.log")
-    yield app
-    stop_app(app)
+    with owned_app() as owner:
+        yield owner.start(env, tmp_path / "app.log")
 
 
 @pytest.fixture
@@ -143,9 +186,14 @@ def artifact(name: str) -> Path:
 class Server:
     """A served app on its own database (SQLite copy or PostgreSQL from the template)."""
 
-    app: ServedApp
+    owner: OwnedApp
     settings: Settings
     engine: Engine
+
+    @property
+    def app(self) -> ServedApp:
+        assert self.owner.app is not None
+        return self.owner.app
 
 
 @contextmanager
@@ -177,12 +225,12 @@ def served_on_database(
         env["READERSTUDY_DATABASE_URL"] = _pg_url_for(dbname)
     env["READERSTUDY_DATA_DIR"] = str(root / "data")
     settings = load_settings(env)
-    app = start_app(env, root / "app.log")
     engine = make_engine(settings.database_url)
     try:
-        yield Server(app, settings, engine)
+        with owned_app() as owner:  # stops the app running at the end (a restarted one too)
+            owner.start(env, root / "app.log")
+            yield Server(owner, settings, engine)
     finally:
-        stop_app(app)
         engine.dispose()
         if dbname:
             with psycopg.connect(_pg_admin_dsn(), autocommit=True) as conn:

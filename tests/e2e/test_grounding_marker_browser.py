@@ -28,7 +28,7 @@ from reader_app.core.auth import sign_in_link
 from reader_app.grounding.store import parse_location_json
 from reader_app.models import Case, Reader, Response
 from scoring.regions import Location
-from tests.e2e.conftest import Server, artifact, served_on_database, start_app, stop_app
+from tests.e2e.conftest import Server, artifact, served_on_database
 from tests.e2e.exam_driver import (
     choose_likert,
     diagnosis_box,
@@ -655,9 +655,7 @@ def test_a_draft_follows_the_reader_to_another_browser_and_across_a_server_resta
         page.set_default_timeout(20_000)
         for step in ("another browser", "a server restart"):
             if step == "a server restart":
-                port, env, log = server.app.port, server.app.env, server.app.log
-                stop_app(server.app)
-                server.app = start_app(env, log, port=port)
+                server.owner.restart()  # the fixture stops the new process at its end
             open_exam(page, link)
             viewer_ready(page)
             assert panel_case(page) == case, step

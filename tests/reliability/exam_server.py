@@ -16,7 +16,7 @@ from sqlmodel import Session
 from reader_app.core.auth import sign_in_link
 from reader_app.core.db import make_engine
 from reader_app.core.settings import load_settings
-from tests.e2e.conftest import ServedApp, start_app, stop_app
+from tests.e2e.conftest import ServedApp, owned_app, stop_app
 from tests.factories import make_reader, make_study
 
 
@@ -36,14 +36,20 @@ def exam_walk(env: dict[str, str], log: Path, browser: Any, n_cases: int) -> Ite
     with Session(engine, expire_on_commit=False) as db:
         study = make_study(db, settings.asset_dir, n_cases=n_cases)
         invite = make_reader(db, study, ready=True)
-    app = start_app(env, log)
-    context = browser.new_context(viewport={"width": 1024, "height": 768})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    walk = ExamWalk(app=app, page=page, engine=engine, link=sign_in_link(app.url, invite.token))
+    walk: ExamWalk | None = None
     try:
-        yield walk
+        with owned_app() as owner:  # stops the app even when the browser fails to open
+            app = owner.start(env, log)
+            context = browser.new_context(viewport={"width": 1024, "height": 768})
+            try:
+                page = context.new_page()
+                page.set_default_timeout(30_000)
+                link = sign_in_link(app.url, invite.token)
+                walk = ExamWalk(app=app, page=page, engine=engine, link=link)
+                yield walk
+            finally:
+                context.close()
+                if walk is not None and walk.app is not app:  # restarted by the test
+                    stop_app(walk.app)
     finally:
-        context.close()
-        stop_app(walk.app)
         engine.dispose()

@@ -148,7 +148,7 @@ def test_streamlit_still_builds_its_runtime_the_way_with_disk_uploads_copies() -
     digest = hashlib.sha256(source.encode()).hexdigest()
     assert digest == CREATE_RUNTIME_SHA256, (
         "streamlit's App._create_runtime changed: re-read it and bring "
-        "reader_app/ui/disk_uploads.with_disk_uploads in step, then update this hash"
+        "reader_app/web/disk_uploads.with_disk_uploads in step, then update this hash"
     )
     assert "uploaded_file_manager" in inspect.signature(RuntimeConfig).parameters
     assert all(hasattr(st.App, name) for name in ("_resolve_script_path", "_create_runtime"))

@@ -28,7 +28,8 @@ from reader_app.core.settings import load_settings
 from reader_app.exam.next_case import next_case
 from reader_app.exam.order import ensure_order
 from reader_app.models import ExamDraft, Reader, Response
-from reader_app.web.exam_door import DOOR, MAX_BODY
+from reader_app.ui.components.case_panel import DOOR
+from reader_app.web.exam_door import MAX_BODY
 from tests.security.bare_client import http_request, live_visit, page_cookies, rss_kib
 from tests.security.test_web_doors import Site, served_site
 

@@ -33,11 +33,15 @@ the reader typed and re-enables Submit).
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
+from streamlit import config
 
 from reader_app.exam.drafts import DraftValues
 from reader_app.exam.next_case import CaseView
@@ -92,6 +96,29 @@ def _panel_value(name: str) -> object:
         return getattr(result, name, None)
 
 
+log = logging.getLogger(__name__)
+# what the panel sent over Streamlit's websocket instead of the exam door, per kind
+# ("answer", "draft"), in this server process: logged and counted, never silent
+STREAMLIT_PATH: Counter[str] = Counter()
+_STREAMLIT_PATH_LOCK = threading.Lock()
+
+
+def streamlit_path_taken(kind: str) -> int:
+    """The panel's ``kind`` came over Streamlit, not through the exam door (unreachable: a
+    restarted server, a lost connection, a proxy that drops the route): a WARNING in the
+    server log, and the count so far in this process, which it returns."""
+    with _STREAMLIT_PATH_LOCK:
+        STREAMLIT_PATH[kind] += 1
+        count = STREAMLIT_PATH[kind]
+    log.warning(
+        "exam door not reached: the panel's %s came over Streamlit's websocket "
+        "(%d so far in this server)",
+        kind,
+        count,
+    )
+    return count
+
+
 def submitted_value() -> object:
     """The panel's submit value in its callback (None outside one)."""
     return _panel_value(SUBMIT_EVENT)
@@ -130,6 +157,15 @@ class PanelCase:
     history: str | None = None
     note: str | None = None
     draft: DraftValues | None = None
+
+
+DOOR = "_readerstudy/exam"  # the exam door's route (web/exam_door.py serves it)
+
+
+def door_url() -> str:
+    """The door's path as the browser reaches it (under ``server.baseUrlPath``)."""
+    base = str(config.get_option("server.baseUrlPath") or "").strip("/")
+    return f"/{base}/{DOOR}" if base else f"/{DOOR}"
 
 
 @dataclass(frozen=True)

@@ -3,19 +3,14 @@
 :func:`image_url` registers the stored PNG with Streamlit's media file manager,
 exactly as ``st.image(bytes, output_format="PNG")`` does, and returns its URL:
 the browser gets the stored bytes, never re-encoded, and the URL (a hash of the
-bytes) is the one ``st.image`` would give, so :func:`prefetch_images` (an
-invisible ``st.image`` of the next case's first images) warms the browser's
-cache for the viewer.
-
-"Invisible" is the CSS in ``case_viewer``: painted (an image that is not painted
-is not decoded), but behind the page and 0.3 % opaque.
+bytes) is the one ``st.image`` would give. The panel fetches the next case's
+:func:`first_images` itself (``ui/static/panel.js``), so the viewer's cache is warm.
 """
 
 from __future__ import annotations
 
 import base64
 
-import streamlit as st
 from streamlit import config as st_config
 from streamlit import runtime
 
@@ -40,14 +35,6 @@ def first_images(case: CaseView) -> list[ImageView]:
     shown = groups[default_window(list(groups))]
     strip = case.kind == "strip" and len(case.reader_images) > 1
     return shown if strip else shown[:1]
-
-
-def prefetch_images(case: CaseView) -> None:
-    """The first images of ``case``, invisible (see the module notes)."""
-    images = first_images(case)
-    if images:
-        with st.container(key="prefetch"):
-            st.image([asset_bytes(img.sha256) for img in images], output_format="PNG")
 
 
 def image_url(sha256: str) -> str:

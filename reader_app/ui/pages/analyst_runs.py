@@ -13,8 +13,8 @@ from reader_app.analysis.model_runs import import_model_file, list_runs, repeat_
 from reader_app.core.auth import AuthError
 from reader_app.ui.components.flash import flash, show_flash
 from reader_app.ui.components.safe_text import show_table
+from reader_app.ui.components.uploads import stored_upload
 from reader_app.ui.context import db_session, load_reader, staff_user
-from reader_app.web.disk_uploads import stored_upload
 
 user = staff_user("analyst")
 state = st.session_state

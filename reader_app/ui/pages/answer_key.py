@@ -16,8 +16,8 @@ from reader_app.grading.key import AnswerKeyError, KeyEntry, parse_key_csv, writ
 from reader_app.grading.key_admin import import_key, key_history, list_key, update_key
 from reader_app.ui.components.flash import flash, show_flash
 from reader_app.ui.components.safe_text import labelled
+from reader_app.ui.components.uploads import stored_upload
 from reader_app.ui.context import current_user, db_session, load_reader
-from reader_app.web.disk_uploads import stored_upload
 
 user = current_user()
 state = st.session_state

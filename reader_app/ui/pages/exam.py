@@ -31,22 +31,17 @@ once the current one is in.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
-from typing import TypeVar
 
 import streamlit as st
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from reader_app.core.auth import AuthError
 from reader_app.exam.commit import (
-    ACCESS_ENDED,
-    ALREADY_SAVED,
     DB_DOWN,
-    case_label,
     commit_answer,
+    commit_revision,
     keep_draft,
 )
 from reader_app.exam.drafts import DraftValues, load_drafts
@@ -54,11 +49,9 @@ from reader_app.exam.next_case import CaseView, case_at_slot, upcoming
 from reader_app.exam.order import OrderSummary, ensure_order, order_summary
 from reader_app.exam.practice import practice_feedback
 from reader_app.exam.progress import progress_at
-from reader_app.exam.report_submit import ReportAnswer
-from reader_app.exam.revisions import StoredAnswer, revise_answer, stored_answer
+from reader_app.exam.revisions import StoredAnswer, stored_answer
 from reader_app.exam.state import NextUp
-from reader_app.exam.submission import CheckedSubmission, check_submission, read_submission
-from reader_app.exam.submit import AnswerError, study_closed_message
+from reader_app.exam.submit import study_closed_message
 from reader_app.exam.timing import mark_shown
 from reader_app.grounding.store import parse_location_json
 from reader_app.models import Reader, utcnow
@@ -68,7 +61,9 @@ from reader_app.ui.components.case_panel import (
     PanelCase,
     PanelForm,
     case_panel,
+    door_url,
     drafted_value,
+    streamlit_path_taken,
     submitted_value,
 )
 from reader_app.ui.components.case_viewer import show_case_images
@@ -84,13 +79,10 @@ from reader_app.ui.context import (
     current_user,
     db_session,
     load_reader,
-    reader_for_callback,
     sign_out,
 )
-from reader_app.web.exam_door import door_url
 
 CASE_COLUMNS = [7, 3]  # practice feedback: the image beside the reference answer
-T = TypeVar("T")
 
 user = current_user()
 exam = exam_state()  # the exam's one typed session object (reader_app.exam.state)
@@ -129,6 +121,7 @@ def form_error(message: str | None, field: str | None = None) -> None:
 def _submit() -> None:
     """The panel's submit through Streamlit (where the exam door cannot be reached): the
     one commit path of ``reader_app.exam.commit``, then the run draws what comes."""
+    streamlit_path_taken("answer")
     commit_answer(
         exam,
         submitted_value(),
@@ -142,76 +135,23 @@ def _keep_draft() -> None:
     """The panel's draft, kept for the signed-in reader (``exam.commit.keep_draft``). Never
     said on screen: a draft not kept now stays in the panel and its tab, and the next
     change or the submit sends what is on screen again."""
+    streamlit_path_taken("draft")
     keep_draft(
         drafted_value(), reader_id=user.reader_id, token_hash=user.token_hash, sessions=db_session
     )
 
 
-def _as_reader(store: Callable[[Session, Reader], T]) -> T | None:
-    """Run ``store`` as the signed-in reader, in one session. None: it did not happen, and
-    the form says why (access ended, a refusal, the database out of reach); the form
-    keeps what the reader entered."""
-    try:
-        with db_session() as session:
-            reader = reader_for_callback(session, user)
-            if reader is None:
-                form_error(ACCESS_ENDED)
-                return None
-            return store(session, reader)
-    except (AnswerError, AuthError) as exc:
-        form_error(str(exc))
-    except DBAPIError:
-        form_error(DB_DOWN)
-    return None
-
-
-def _revision() -> tuple[CaseView, CheckedSubmission] | None:
-    """The panel's changed answer, read and checked; None (the form says why) when refused."""
-    exam.attempt += 1
-    case, config = exam.case, exam.config
-    try:
-        sub = read_submission(submitted_value())
-        if case is None or config is None or sub.case_token != case.public_id:
-            exam.notice = ALREADY_SAVED
-            form_error(None)
-            return None
-        checked = check_submission(
-            sub,
-            case,
-            report=False,
-            grounding=config.grounding,
-            grounding_required=config.grounding_required,
-        )
-    except AnswerError as exc:
-        form_error(str(exc), exc.field)
-        return None
-    return case, checked
-
-
 def _revise() -> None:
-    stored = exam.review_answer
-    got = _revision()
-    config = exam.config
-    if got is None or stored is None or config is None:
-        return
-    case, checked = got
-    answer = checked.answer
-    assert not isinstance(answer, ReportAnswer)  # a revision is a diagnosis answer
-    revised = _as_reader(
-        lambda session, reader: revise_answer(
-            session=session,
-            reader=reader,
-            config=config,
-            case_public_id=case.public_id,
-            answer=answer,
-            seen_revision=stored.revision,
-            location_json=checked.location_json,
-        )
+    """The panel's changed answer, through the exam's one commit path (its lock too)."""
+    outcome = commit_revision(
+        exam,
+        submitted_value(),
+        reader_id=user.reader_id,
+        token_hash=user.token_hash,
+        sessions=db_session,
     )
-    if revised is None:
-        return
-    exam.notice = f"Your changed answer to {case_label(exam, case)} is saved."
-    _leave_review()
+    if outcome.stored:
+        _leave_review()
 
 
 def _enter_review(slot: int, limit: int) -> None:

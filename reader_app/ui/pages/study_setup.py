@@ -40,6 +40,7 @@ from reader_app.study_setup.service import (
 from reader_app.study_setup.validation import CLEAR, EXCLUDE, Scan
 from reader_app.ui.components.flash import flash, show_flash
 from reader_app.ui.components.safe_text import escape_markdown
+from reader_app.ui.components.uploads import stored_upload
 from reader_app.ui.context import (
     app_settings,
     db_session,
@@ -48,7 +49,6 @@ from reader_app.ui.context import (
     staff_user,
 )
 from reader_app.ui.navigation import CASE_BANK
-from reader_app.web.disk_uploads import stored_upload
 
 
 @st.cache_resource(show_spinner=False)

@@ -471,7 +471,10 @@ function mountCase(parentElement, data, hooks) {
       setStateValue("draft", value);
       return;
     }
-    post("draft", value).catch(() => setStateValue("draft", value));
+    post("draft", value).catch((err) => {
+      console.warn(`readerstudy: exam door not reached (${err}); the draft goes over Streamlit`);
+      setStateValue("draft", value);
+    });
   }
 
   // the draft, as the server keeps it: what is on screen, the viewer record, active time
@@ -563,7 +566,10 @@ function mountCase(parentElement, data, hooks) {
     awaiting = true;
     keep(null);
     const session = current.door.session;
-    post("answer", value).then(answered, () => {
+    post("answer", value).then(answered, (err) => {
+      // never silent: said in the console here, logged and counted by the server
+      // (ui/components/case_panel.streamlit_path_taken) when the trigger arrives
+      console.warn(`readerstudy: exam door not reached (${err}); the answer goes over Streamlit`);
       awaiting = false;
       unsent = NOT_SENT;
       keep(value, session);

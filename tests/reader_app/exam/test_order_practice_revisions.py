@@ -277,3 +277,31 @@ def test_cases_sharing_a_picture_never_follow_each_other(seed: int, n: int, twin
 
 def test_without_pictures_the_order_is_the_plain_shuffle() -> None:
     assert draw_order([9], [1, 2, 3, 4], 5) == draw_order([9], [1, 2, 3, 4], 5, {})
+
+
+def test_a_revision_goes_through_the_exam_state_lock_like_a_new_answer() -> None:
+    """commit_revision takes the lock the exam door's commit holds (exam.commit._locked):
+    while another thread holds it, the revision waits; then it is counted and refused."""
+    import threading
+
+    from reader_app.exam.commit import commit_revision
+    from reader_app.exam.state import ExamState
+
+    def no_database() -> Session:
+        raise AssertionError("a value that is not the panel's never reaches the database")
+
+    state = ExamState()
+    done = threading.Event()
+
+    def revise() -> None:
+        commit_revision(state, {"bad": 1}, reader_id=1, token_hash=None, sessions=no_database)
+        done.set()
+
+    with state.lock:
+        worker = threading.Thread(target=revise)
+        worker.start()
+        assert not done.wait(0.3)  # held here: the revision waits for it
+        assert state.attempt == 0 and state.form_error is None
+    worker.join(timeout=10)
+    assert done.is_set()
+    assert state.attempt == 1 and state.form_error  # counted, and the refusal on the form

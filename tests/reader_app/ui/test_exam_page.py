@@ -4,8 +4,10 @@ practice feedback, viewers, pause, study state, revisions and the finish page.""
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 
+import pytest
 from sqlmodel import Session, func, select
 from streamlit.testing.v1 import AppTest
 
@@ -13,6 +15,7 @@ from reader_app.core.auth import invite_reader, revoke_invite
 from reader_app.core.settings import Settings
 from reader_app.exam.revisions import answer_history
 from reader_app.models import ResponseRevision
+from reader_app.ui.components.case_panel import STREAMLIT_PATH
 from tests.factories import make_reader, make_study
 from tests.reader_app.ui.helpers import (
     answer,
@@ -119,6 +122,28 @@ def test_answer_then_idk_then_finish(app_for: App, session: Session, settings: S
     for r in rows:
         assert r.shown_at is not None and r.shown_at <= r.submitted_at
         assert len(r.image_sha256) == 64 and not r.practice
+
+
+def test_an_answer_over_streamlit_instead_of_the_door_is_logged_and_counted(
+    app_for: App, session: Session, settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    """AppTest has no exam door: the panel's answer comes as Streamlit's trigger, the
+    fallback path, which the server logs and counts (one per submit, refused or not)."""
+    study = make_study(session, settings.asset_dir, n_cases=2)
+    invite = make_reader(session, study, ready=True)
+    at = app_for(invite.token)
+    before = STREAMLIT_PATH["answer"]
+    with caplog.at_level(logging.WARNING, logger="reader_app.ui.components.case_panel"):
+        panel_submit(at, diagnosis="Osteoid osteoma")  # refused: no confidence
+        panel_submit(at, diagnosis="Osteoid osteoma", likert=3)
+    assert STREAMLIT_PATH["answer"] == before + 2
+    said = [r.getMessage() for r in caplog.records if "exam door not reached" in r.getMessage()]
+    assert said == [
+        "exam door not reached: the panel's answer came over Streamlit's websocket "
+        f"({before + n} so far in this server)"
+        for n in (1, 2)
+    ]
+    assert [r.diagnosis for r in responses(session)] == ["Osteoid osteoma"]
 
 
 def test_validation_messages(app_for: App, session: Session, settings: Settings) -> None:
