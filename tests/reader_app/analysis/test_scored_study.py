@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+from datetime import timedelta
 
 import pandas as pd
 import pytest
@@ -17,15 +18,19 @@ from reader_app.analysis.data import study_data
 from reader_app.analysis.leaderboard import build_leaderboard
 from reader_app.analysis.scored_study import SharedScoring, data_version
 from reader_app.core.settings import Settings
+from reader_app.exam.next_case import case_view
+from reader_app.exam.order import stored_order
+from reader_app.exam.submit import submit_answer, validate_answer
 from reader_app.grading.adjudication import decide
 from reader_app.grading.queue import adjudication_queue
-from reader_app.models import Reader, Study
+from reader_app.models import Case, Reader, Study, utcnow
 from reader_app.runs.importers import import_run_file
 from scoring import ScoringParams
 from tests.factories import make_study
 from tests.reader_app.analysis.scenario import (
     grade_everything,
     import_model_run,
+    key_by_source,
     plan_for,
     simulate_reader,
 )
@@ -61,12 +66,41 @@ def _pool_c(board) -> float:  # type: ignore[no-untyped-def]
     return float(board.table.set_index("name").loc["Human pool", "radle_c"])
 
 
+def _answer(session: Session, study: Study, reader: Reader, source_id: str) -> None:
+    """``reader`` answers ``source_id`` with the key's text at L4, through the exam."""
+    order = stored_order(session=session, reader=reader)
+    for slot, case_id in enumerate(order):
+        case = session.get(Case, case_id)
+        assert case is not None
+        if case.source_id != source_id:
+            continue
+        view = case_view(session=session, case=case, slot=slot, total=len(order))
+        submit_answer(
+            session=session,
+            reader=reader,
+            case_public_id=view.public_id,
+            answer=validate_answer(key_by_source(session, study)[source_id], 4, False),
+            shown_at=utcnow() - timedelta(seconds=20),
+            image_sha256=view.reader_sha256,
+        )
+        return
+    raise AssertionError(f"{source_id} is not in the reader's order")
+
+
 def test_computed_once_and_recomputed_on_an_answer(session: Session, settings: Settings) -> None:
-    study = _study(session, settings)
+    study = make_study(session, settings.asset_dir, n_cases=6, n_practice=1)
+    simulate_reader(session, study, "R01", plan_for(CASES, "CCcWIM"))
+    # R03 leaves case-006 unanswered: +2 -5 -2 0 +3 (0) = -2 -> C = 1000 (1 - 2/30)
+    r03 = simulate_reader(session, study, "R03", plan_for(CASES, "cWwIM."))
+    grade_everything(session, study)
     cache = SharedScoring()
     data = cache.study_data(session=session, study=study)
     board = cache.leaderboard(data, data.case_ids, NO_BOOT)
-    assert _pool_c(board) == pytest.approx((C_R01 + C_R02 + C_R03) / 3)
+    # R03 answered 5 of 6 cases: out of the pool (minimum completion 1.0), R01 alone in it
+    assert board.table.set_index("name").loc["R03", "radle_c"] == pytest.approx(
+        1000 * (1 - 2 / 30)
+    )
+    assert _pool_c(board) == pytest.approx(C_R01)
     assert cache.computations == 2  # the frame, the scoring
 
     # a second page run (another session) finds both: same objects, nothing computed
@@ -74,13 +108,13 @@ def test_computed_once_and_recomputed_on_an_answer(session: Session, settings: S
     assert again is data and cache.leaderboard(again, data.case_ids, NO_BOOT) is board
     assert cache.computations == 2
 
-    # R04 answers every case right (the key's text: graded by grade memory) -> 30 points,
-    # C = 2000; the pool is the mean of the four readers' C
-    simulate_reader(session, study, "R04", plan_for(CASES, "CCCCCC"), group="board-certified")
+    # R03 answers case-006 right at L4 (the key's text: graded by grade memory), and
+    # nothing else changes: +5 -> "cWwIMC" = 3 points, C = 1100; complete, so in the pool
+    _answer(session, study, r03, "case-006")
     fresh = cache.study_data(session=session, study=study)
-    assert fresh.version != data.version and "R04" in fresh.responders("human")
+    assert fresh.version != data.version and fresh.n_pending == 0
     assert _pool_c(cache.leaderboard(fresh, fresh.case_ids, NO_BOOT)) == pytest.approx(
-        (C_R01 + C_R02 + C_R03 + 2000.0) / 4
+        (C_R01 + C_R03) / 2
     )
     assert cache.computations == 4
 
