@@ -169,7 +169,8 @@ def run(rounds: int, scale: Scale, work: Path, before: Path | None) -> dict[str,
 
 def markdown(res: dict[str, Any], command: str) -> str:
     names = [p[1] for p in PAGES]
-    head = "| visit | " + " | ".join(res["summary"]) + " |"
+    titles = {"this": "this checkout", "before": "the code before (--before-root)"}
+    head = "| visit | " + " | ".join(titles.get(n, n) for n in res["summary"]) + " |"
     rows = [head, "|---|" + "---:|" * len(res["summary"])]
     rows.append(
         f"| bare Streamlit page, first / second | {res['floor_first_ms']:.0f} / "

@@ -196,7 +196,7 @@ def markdown(res: dict[str, Any], command: str) -> str:
     lines = [
         SECTION,
         "",
-        f"Command: `{command}` ({res['machine']}, {res['cores']} cores).",
+        f"Command: `{command}` ({res['machine']}; {res['cores']} usable).",
         "",
         *para(
             f"{res['volumes']} synthetic chest CTs, {res['size']}x{res['size']}x{res['slices']}"

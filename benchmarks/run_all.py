@@ -54,7 +54,8 @@ INTRO = """\
 Every benchmark of readerstudy on one page. `make bench` runs them all
 (`python -m benchmarks.run_all`, one process each, one after the other) and rewrites
 each section below from the figures it measured: the summary table first, then
-scoring, strip building, load, case-to-case transitions and memory. Each section
+scoring, strip building, load, case-to-case transitions, memory, the analyst's pages
+and CT imports. Each section
 gives its command, the machine, the figures and what they are compared with (a
 naive implementation, a floor measured in the same run, or the code before the
 work). The machine is a shared 2-core VM on which other test suites run too, so
