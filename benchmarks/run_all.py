@@ -54,7 +54,8 @@ INTRO = """\
 Every benchmark of readerstudy on one page. `make bench` runs them all
 (`python -m benchmarks.run_all`, one process each, one after the other) and rewrites
 each section below from the figures it measured: the summary table first, then
-scoring, strip building, load, case-to-case transitions and memory. Each section
+scoring, strip building, load, case-to-case transitions, memory, the analyst's pages
+and CT imports. Each section
 gives its command, the machine, the figures and what they are compared with (a
 naive implementation, a floor measured in the same run, or the code before the
 work). The machine is a shared 2-core VM on which other test suites run too, so
@@ -173,6 +174,30 @@ def analyst_memory_headline(res: dict[str, Any], _: str) -> tuple[str, str, bool
     return text, "first < 200 MiB; further < 20 MiB", bool(res["met"])
 
 
+def analyst_pages_headline(res: dict[str, Any], _: str) -> tuple[str, str, bool | None]:
+    if "summary" not in res:
+        return res.get("skipped", "(no result)"), "", None
+    this = res["summary"]["this"]
+    first, second = this["first_ratio"], this["second_ratio"]
+    text = (
+        f"sign-in {this['first_ms']['Leaderboard']:.0f} ms ({first['Leaderboard']}x a bare "
+        f"page's {res['floor_first_ms']:.0f} ms); first visits up to {max(first.values())}x, "
+        f"second visits up to {max(second.values())}x"
+    )
+    return text, "first <= 1.3x; second <= 1.2x", bool(res["met"])
+
+
+def ct_import_headline(res: dict[str, Any], _: str) -> tuple[str, str, bool | None]:
+    if "speedup" not in res:
+        return res.get("skipped", "(no result)"), "", None
+    text = (
+        f"{res['volumes']} CTs ({res['size']}x{res['size']}x{res['slices']}): serial "
+        f"{res['serial_s']} s, parallel {res['parallel_s']} s ({res['speedup']}x, "
+        f"{res['workers']} processes), peak {res['parallel_peak_mib']} MiB"
+    )
+    return text, ">= 1.8x; peak < 1 GiB", bool(res["met"])
+
+
 BENCHES = [
     Bench(
         "scoring",
@@ -229,6 +254,22 @@ BENCHES = [
         lambda doc, pg, js: ["--json-out", js, *(["--update-doc", doc] * bool(doc))],
         lambda pg, js: ["--quick", "--json-out", js],
         analyst_memory_headline,
+    ),
+    Bench(
+        "analyst_pages",
+        "analyst_pages.py",
+        "## Analyst pages",
+        lambda doc, pg, js: ["--json-out", js, *(["--update-doc", doc] * bool(doc))],
+        lambda pg, js: ["--quick", "--json-out", js],
+        analyst_pages_headline,
+    ),
+    Bench(
+        "ct_import",
+        "ct_import.py",
+        "## CT import",
+        lambda doc, pg, js: ["--json-out", js, *(["--update-doc", doc] * bool(doc))],
+        lambda pg, js: ["--quick", "--json-out", js],
+        ct_import_headline,
     ),
 ]
 

@@ -196,7 +196,11 @@ def group_split(
     if merge_trainees:
         humans = data["kind"] == "human"
         data.loc[humans, "group"] = data.loc[humans, "group"].map(seniority)
-    board = build_leaderboard(data, case_ids, params)
+    return groups_from_board(build_leaderboard(data, case_ids, params))
+
+
+def groups_from_board(board: Leaderboard) -> pd.DataFrame:
+    """Every metric of the board's human pool and group pools, with CIs: one row each."""
     pools = board.table[board.table["arm"].isin(("pool", "group pool"))]
     rows = []
     for _, row in pools.iterrows():
@@ -222,6 +226,7 @@ __all__ = [
     "OUTCOMES",
     "accuracy_grounding",
     "group_split",
+    "groups_from_board",
     "metric_bars",
     "pool_name",
     "reliability",

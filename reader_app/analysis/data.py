@@ -44,6 +44,8 @@ class StudyData:
     fingerprint: str  # changes whenever an answer, a verdict or the case set does
     grounded_case_ids: tuple[str, ...] = ()  # scored cases with a reference region, sorted
     text_only_runs: frozenset[str] = frozenset()  # model runs sent no image (no_images)
+    study_id: int = 0  # the study's row id
+    version: str = ""  # its data version when loaded through analysis.scored_study, else ""
 
     @property
     def pending(self) -> pd.DataFrame:
@@ -134,6 +136,7 @@ def study_data(*, session: Session, study: Study) -> StudyData:
         fingerprint=fingerprint(frame, cases, grounded),
         grounded_case_ids=grounded,
         text_only_runs=frozenset(text_only),
+        study_id=study.id,
     )
 
 

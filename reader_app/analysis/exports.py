@@ -33,11 +33,13 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Final
 
 import pandas as pd
 import pyarrow as pa
+from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from reader_app.analysis.data import run_cohorts, study_data, with_cohort
@@ -59,7 +61,7 @@ from reader_app.grading.rubric_grades import rubric_frame
 from reader_app.grounding_audit.view import audit_table, study_audits
 from reader_app.models import AuditEvent, Study, utcnow
 from reader_app.results import tidy_responses
-from scoring import AuditParams, ScoringParams
+from scoring import AuditParams, FrameError, ScoringParams
 
 WHAT: Final = (
     "responses",
@@ -260,6 +262,46 @@ def export_bytes(
         what, session=session, study=study, params=params, with_reference=with_reference, task=task
     )
     return to_bytes(frame, fmt, export_metadata(what, study, params), raw=raw)
+
+
+def deferred_export(
+    engine: Engine,
+    what: str,
+    fmt: str,
+    *,
+    study_id: int,
+    params: ScoringParams,
+    with_reference: bool = True,
+) -> Callable[[], bytes]:
+    """A builder of one export's bytes, to run when the file is asked for (the Exports
+    page's buttons): it opens a session of its own, so it may run on any thread."""
+
+    def build() -> bytes:
+        with Session(engine, expire_on_commit=False) as session:
+            study = session.get(Study, study_id)
+            if study is None:
+                raise ExportError("This study no longer exists.")
+            return export_bytes(
+                what, fmt, session=session, study=study, params=params,
+                with_reference=with_reference,
+            )  # fmt: skip
+
+    return build
+
+
+def export_refusal(what: str, frame: pd.DataFrame, params: ScoringParams) -> str | None:
+    """Why ``what`` cannot be exported from the study's tidy ``frame`` yet, or None.
+
+    Only the MRMC export refuses (scoring.FrameError on an answer without a verdict);
+    the others export whatever there is.
+    """
+    if what != "mrmc":
+        return None
+    try:
+        mrmc_frame(frame, params)
+    except FrameError as exc:
+        return str(exc)
+    return None
 
 
 def file_name(slug: str, what: str, fmt: str) -> str:

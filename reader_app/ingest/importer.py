@@ -87,12 +87,19 @@ def import_manifest(
     slug: str | None = None,
     progress: Progress | None = None,
     actor: str = "import",
+    workers: int | None = None,
 ) -> ImportResult:
-    """Import a study from a manifest; raise ImportFailed (and change nothing) on any problem."""
+    """Import a study from a manifest; raise ImportFailed (and change nothing) on any problem.
+    ``workers``: processes staging volume cases (staging.import_workers by default)."""
     staging = Path(tempfile.mkdtemp(prefix=".import-", dir=settings.data_dir))
     try:
         checked = check(
-            Path(manifest_path), settings=settings, staging=staging, slug=slug, progress=progress
+            Path(manifest_path),
+            settings=settings,
+            staging=staging,
+            slug=slug,
+            progress=progress,
+            workers=workers,
         )
         report = checked.report
         if checked.problems or checked.config is None:

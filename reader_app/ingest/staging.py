@@ -10,9 +10,13 @@ with the settings of the study it adds to and its burned-in decisions.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
+from multiprocessing import get_context
+from multiprocessing.context import BaseContext
 from pathlib import Path
 
 from sqlmodel import Session
@@ -88,6 +92,7 @@ def check(
     slug_checked: bool = False,
     edit: Edit | None = None,
     progress: Progress | None = None,
+    workers: int | None = None,
 ) -> Checked:
     """Phases 1 and 2: every stage runs, whatever an earlier stage found.
 
@@ -95,7 +100,8 @@ def check(
     the settings of the study cases are added to (study.toml is then not read);
     ``slug_checked``, the slug's form and target are checked by the caller (the
     study may exist); ``edit``, each loaded entry changed (a reviewer's name) or
-    left out (None) before it is staged.
+    left out (None) before it is staged. ``workers``: processes staging the volume
+    cases (default ``import_workers``: the cores, bounded by memory; 1: serial).
     """
     slug = slug or default_slug(path)
     report = IngestionReport(manifest=path.name, slug=slug)
@@ -127,7 +133,7 @@ def check(
         entries = manifest.entries if edit is None else map(edit, manifest.entries)
         staged = replace(manifest, entries=tuple(e for e in entries if e is not None))
         defaults = config or StudyConfig(title=slug)
-        prepared = _stage(staged, defaults, settings, report, staging, progress)
+        prepared = _stage(staged, defaults, settings, report, staging, progress, workers)
     report.errors[:0] = errors  # manifest and settings problems first
     return Checked(slug, config, manifest, prepared, report.refused + report.errors, report)
 
@@ -141,6 +147,83 @@ def study_exists(settings: Settings, slug: str) -> bool:
         engine.dispose()
 
 
+PER_WORKER_BYTES = 768 * 2**20  # what one worker may hold at once: a volume, its strip, imports
+# below this many volumes, starting the pool (a fork server importing the readers, seconds
+# on a busy machine) costs more than it saves
+MIN_PARALLEL_VOLUMES = 8
+
+
+def import_workers(n_volumes: int, settings: Settings) -> int:
+    """Processes for staging ``n_volumes`` volume cases: bounded by the cores this
+    process may use and by the memory available (each worker holds one decompressed
+    volume, at most READERSTUDY_MAX_INFLATE_BYTES of a .nii.gz); 1 means serial."""
+    if n_volumes < MIN_PARALLEL_VOLUMES:
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    per_worker = max(PER_WORKER_BYTES, settings.max_inflate_bytes)
+    by_memory = max(1, available_memory() // per_worker)
+    return max(1, min(cores or 1, n_volumes, by_memory))
+
+
+def available_memory() -> int:
+    """MemAvailable of /proc/meminfo in bytes (a large figure where there is none)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 1 << 40
+
+
+def stage_case(
+    entry: ManifestEntry, manifest: Manifest, config: StudyConfig, limits: Limits, staging: Path
+) -> tuple[StagedCase | None, IngestionReport]:
+    """Read and render one case, its PNGs written to ``staging``; with the report of
+    this case alone (merged in manifest order by the caller). Runs in a worker process
+    of a parallel import: everything it takes and returns pickles."""
+    report = IngestionReport(manifest=manifest.path.name)
+    try:
+        case = prepare_case(entry, manifest, config=config, limits=limits, report=report)
+    except CaseRefused as exc:
+        for refused in exc.refusals:
+            report.problem(f"case {entry.case_id}: {refused}", refused=True)
+        if exc.error is not None:
+            report.problem(f"case {entry.case_id}: {exc.error}")
+        return None, report
+    except Refused as exc:
+        report.problem(f"case {entry.case_id}: {exc}", refused=True)
+        return None, report
+    except IngestError as exc:
+        report.problem(f"case {entry.case_id}: {exc}")
+        return None, report
+    except Exception as exc:  # a decoder bug must still name the case and file
+        report.problem(f"{entry.where}: unexpected {type(exc).__name__}: {exc}")
+        return None, report
+    digests = []
+    for image in case.images:
+        digests.append(sha256_hex(image.png))
+        (staging / f"{digests[-1]}.png").write_bytes(image.png)
+    bare = replace(case, images=[replace(im, png=b"") for im in case.images])
+    return StagedCase(bare, digests), report
+
+
+def _pool_context() -> BaseContext:
+    """Workers forked from a fork server that imported the readers once: not forked
+    from this process (a server that runs a browser import has threads), and not each
+    a fresh interpreter importing everything again (seconds, and their own copy of
+    the libraries in memory); forked workers share the imported pages."""
+    context = get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    return context
+
+
+def _merge(into: IngestionReport, part: IngestionReport) -> None:
+    for name in ("read", "raster_dropped", "refused", "errors", "reviewed", "flagged"):
+        getattr(into, name).extend(getattr(part, name))
+    into.headers.add(part.headers)
+
+
 def _stage(
     manifest: Manifest,
     config: StudyConfig,
@@ -148,41 +231,58 @@ def _stage(
     report: IngestionReport,
     staging: Path,
     progress: Progress | None,
+    workers: int | None = None,
 ) -> list[StagedCase]:
-    """Render every case; PNGs go to staging (not the store), keeping memory flat."""
-    prepared: list[StagedCase] = []
-    total = len(manifest.entries) + 1  # +1: the final transaction
+    """Render every case; PNGs go to staging (not the store), keeping memory flat.
+
+    Volume cases (strips: a DICOM series or a NIfTI to decompress, resample and
+    render) are staged in parallel by ``workers`` processes (``import_workers``
+    by default); the cases and the report come out in manifest order either way,
+    so the import that follows is the same, all or nothing.
+    """
+    entries = manifest.entries
+    total = len(entries) + 1  # +1: the final transaction
+    limits = Limits.of(settings)
+    n_volumes = sum(e.kind == "strip" for e in entries)
+    workers = import_workers(n_volumes, settings) if workers is None else workers
+    results: list[tuple[StagedCase | None, IngestionReport]] = []
     images = strips = 0
-    for done, entry in enumerate(manifest.entries):
-        if progress:
-            progress(ImportProgress(done, total, f"case {entry.case_id}", images, strips))
-        try:
-            case = prepare_case(
-                entry, manifest, config=config, limits=Limits.of(settings), report=report
-            )
-        except CaseRefused as exc:
-            for refused in exc.refusals:
-                report.problem(f"case {entry.case_id}: {refused}", refused=True)
-            if exc.error is not None:
-                report.problem(f"case {entry.case_id}: {exc.error}")
-            continue
-        except Refused as exc:
-            report.problem(f"case {entry.case_id}: {exc}", refused=True)
-            continue
-        except IngestError as exc:
-            report.problem(f"case {entry.case_id}: {exc}")
-            continue
-        except Exception as exc:  # a decoder bug must still name the case and file
-            report.problem(f"{entry.where}: unexpected {type(exc).__name__}: {exc}")
-            continue
-        digests = []
-        for image in case.images:
-            digests.append(sha256_hex(image.png))
-            (staging / f"{digests[-1]}.png").write_bytes(image.png)
-        bare = replace(case, images=[replace(im, png=b"") for im in case.images])
-        prepared.append(StagedCase(bare, digests))
-        images += len(digests)
-        strips += entry.kind == "strip"
+
+    def count(staged: StagedCase | None, entry: ManifestEntry) -> None:
+        nonlocal images, strips
+        if staged is not None:
+            images += len(staged.digests)
+            strips += entry.kind == "strip"
+
+    if workers <= 1 or n_volumes < 2:
+        for done, entry in enumerate(entries):
+            if progress:
+                progress(ImportProgress(done, total, f"case {entry.case_id}", images, strips))
+            results.append(stage_case(entry, manifest, config, limits, staging))
+            count(results[-1][0], entry)
+    else:
+        by_index: dict[int, tuple[StagedCase | None, IngestionReport]] = {}
+        with ProcessPoolExecutor(workers, mp_context=_pool_context()) as pool:
+            futures = {
+                pool.submit(stage_case, entry, manifest, config, limits, staging): i
+                for i, entry in enumerate(entries)
+            }
+            if progress:
+                progress(ImportProgress(0, total, f"{workers} processes", images, strips))
+            for done, future in enumerate(as_completed(futures), start=1):
+                i = futures[future]
+                by_index[i] = future.result()
+                count(by_index[i][0], entries[i])
+                if progress:
+                    progress(
+                        ImportProgress(done, total, f"case {entries[i].case_id}", images, strips)
+                    )
+        results = [by_index[i] for i in range(len(entries))]
+    prepared: list[StagedCase] = []
+    for staged, part in results:
+        _merge(report, part)
+        if staged is not None:
+            prepared.append(staged)
     if progress:
         progress(ImportProgress(total - 1, total, "saving", images, strips))
     return prepared
@@ -209,6 +309,8 @@ __all__ = [
     "StagedCase",
     "check",
     "default_slug",
+    "import_workers",
+    "stage_case",
     "study_exists",
     "with_report_fields",
 ]

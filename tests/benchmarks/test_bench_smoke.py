@@ -96,6 +96,21 @@ def test_analyst_memory_benchmark_runs() -> None:
     )
 
 
+def test_analyst_pages_benchmark_runs() -> None:
+    res = _run("analyst_pages", "--quick", timeout=900)
+    assert res["benchmark"] == "analyst_pages" and res["rounds"] == 1
+    this = res["summary"]["this"]
+    assert set(this["first_ms"]) == set(this["second_ms"]) and len(this["first_ms"]) == 6
+    assert all(ms > 0 for ms in this["first_ms"].values()) and res["floor_first_ms"] > 0
+
+
+def test_ct_import_benchmark_runs() -> None:
+    res = _run("ct_import", "--quick", timeout=600)
+    serial, parallel = res["runs"]["serial"][0], res["runs"]["parallel"][0]
+    assert serial["workers"] == 1 and serial["cases"] == parallel["cases"] == 3
+    assert serial["images"] == parallel["images"] > 0 and parallel["peak_mib"] > 0
+
+
 def test_every_script_in_benchmarks_is_run_by_run_all() -> None:
     listed = {b.script for b in run_all.BENCHES} | set(run_all.HELPERS)
     assert {p.name for p in BENCH.glob("*.py")} <= listed

@@ -1,25 +1,27 @@
-"""The analyst pages' shared glue: scoring controls and cached scoring.
+"""The analyst pages' shared glue: scoring controls and the shared scored study.
 
-Scoring with the bootstrap is the expensive step, so it is cached here (the
-UI layer) with ``st.cache_data``, keyed by the study data's fingerprint, the
-case set and the parameters: any new answer or verdict changes the
-fingerprint, and with it the cache key. The controls live in the sidebar of
-every analyst page and keep their values across pages.
+Loading the tidy frame and scoring it with the bootstrap are the expensive
+steps; both come from reader_app.analysis.scored_study's ``SHARED``, which
+computes them once per study and data version (answers, grades, parameters)
+for every session of the server. A page run that finds them there reads the
+data version (a few aggregate queries) and nothing else. The controls live in
+the sidebar of every analyst page and keep their values across pages.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from reader_app.analysis.case_matrix import CaseMatrix, case_matrix
-from reader_app.analysis.chart_data import group_split
-from reader_app.analysis.data import NotScorable, StudyData, check_scorable, load_study_data
-from reader_app.analysis.leaderboard import Leaderboard, build_leaderboard
+from reader_app.analysis.case_matrix import CaseMatrix
+from reader_app.analysis.data import NotScorable, StudyData, check_scorable
+from reader_app.analysis.leaderboard import Leaderboard
+from reader_app.analysis.scored_study import SHARED, params_key, shared_study_data
+from reader_app.analysis.timing import time_per_case, timing_frame, with_timing
 from reader_app.core.auth import AuthError
 from reader_app.ui.components.column_labels import column_label
 from reader_app.ui.components.safe_text import escape_markdown
@@ -112,7 +114,7 @@ def load_data(user: SignedIn) -> StudyData:
     with db_session() as session:
         actor, _ = load_reader(session, user)
         try:
-            return load_study_data(session=session, actor=actor)
+            return shared_study_data(session=session, actor=actor)
         except AuthError as exc:
             st.error(escape_markdown(str(exc)))
             st.stop()
@@ -135,43 +137,6 @@ def case_set(data: StudyData, controls: Controls) -> tuple[str, ...] | None:
     return chosen
 
 
-def _params(items: tuple[tuple[str, Any], ...]) -> ScoringParams:
-    return ScoringParams(**{k: v for k, v in items if k != "scoring_spec_version"})
-
-
-def _key(params: ScoringParams) -> tuple[tuple[str, Any], ...]:
-    return tuple(sorted(asdict(params).items()))
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def _leaderboard(
-    fingerprint: str,
-    cases: tuple[str, ...],
-    params: tuple[tuple[str, Any], ...],
-    grounded: tuple[str, ...],
-    _frame: Any,
-) -> Leaderboard:
-    return build_leaderboard(_frame, cases, _params(params), grounded)
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def _group_split(
-    fingerprint: str,
-    cases: tuple[str, ...],
-    params: tuple[tuple[str, Any], ...],
-    merge: bool,
-    _frame: Any,
-) -> pd.DataFrame:
-    return group_split(_frame, cases, _params(params), merge_trainees=merge)
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def _case_matrix(
-    fingerprint: str, cases: tuple[str, ...], params: tuple[tuple[str, Any], ...], _frame: Any
-) -> CaseMatrix:
-    return case_matrix(_frame, cases, _params(params))
-
-
 def _spinner_text(params: ScoringParams) -> str:
     if params.n_boot:
         return f"Scoring with {params.n_boot} paired bootstrap resamples…"
@@ -180,21 +145,63 @@ def _spinner_text(params: ScoringParams) -> str:
 
 def leaderboard(data: StudyData, cases: Sequence[str], params: ScoringParams) -> Leaderboard:
     with st.spinner(_spinner_text(params)):
-        return _leaderboard(
-            data.fingerprint, tuple(cases), _key(params), data.grounded_case_ids, data.frame
-        )
+        return SHARED.leaderboard(data, cases, params)
+
+
+def leaderboard_first_paint(
+    data: StudyData,
+    cases: Sequence[str],
+    params: ScoringParams,
+    paint: Callable[[Leaderboard], None],
+) -> Leaderboard:
+    """The leaderboard with its bootstrap; when it is not computed yet, ``paint`` draws the
+    point estimates (a scoring without the bootstrap, milliseconds) while it is, and the
+    drawing is removed once the full board is there."""
+    if not params.n_boot or SHARED.has_leaderboard(data, cases, params):
+        return SHARED.leaderboard(data, cases, params)
+    placeholder = st.empty()
+    with placeholder.container():
+        paint(SHARED.leaderboard(data, cases, replace(params, n_boot=0)))
+    try:
+        return leaderboard(data, cases, params)
+    finally:
+        placeholder.empty()
 
 
 def reader_groups(
     data: StudyData, cases: Sequence[str], params: ScoringParams, *, merge: bool
 ) -> pd.DataFrame:
     with st.spinner(_spinner_text(params)):
-        return _group_split(data.fingerprint, tuple(cases), _key(params), merge, data.frame)
+        return SHARED.group_split(data, cases, params, merge=merge)
 
 
 def per_case(data: StudyData, cases: Sequence[str], params: ScoringParams) -> CaseMatrix:
     with st.spinner("Building the per-case matrix…"):
-        return _case_matrix(data.fingerprint, tuple(cases), _key(params), data.frame)
+        return SHARED.case_matrix(data, cases, params)
+
+
+def reading_times(data: StudyData) -> pd.DataFrame:
+    """Median active seconds per case of each reader (analysis.timing), once per data
+    version: the responses' times are part of what the version reads."""
+
+    def compute() -> pd.DataFrame:
+        with db_session() as session:
+            timing = timing_frame(session=session, study_id=data.study_id)
+        return time_per_case(with_timing(data.frame, timing))
+
+    return SHARED.computed(data, "reading_times", None, compute)
+
+
+def export_refusal(what: str, data: StudyData, params: ScoringParams) -> str | None:
+    """Why an export cannot be made yet (exports.export_refusal), once per data version."""
+    from reader_app.analysis import exports  # pyarrow: the Exports page's alone
+
+    return SHARED.computed(
+        data,
+        "export_refusal",
+        (what, params_key(params)),
+        lambda: exports.export_refusal(what, data.frame, params),
+    )
 
 
 ROWS_IN_VIEW, ROW_PX = 30, 35  # st.dataframe draws 35 px rows

@@ -22,7 +22,7 @@ from reader_app.core.csv_safe import spreadsheet_csv
 from reader_app.ui.components.analysis_cache import (
     Controls,
     case_set,
-    leaderboard,
+    leaderboard_first_paint,
     load_data,
     metrics_table,
     scoring_controls,
@@ -156,7 +156,14 @@ with diagnosis_tab:
     if cases is None:
         st.stop()
     assert cases is not None
-    board = leaderboard(data, cases, controls.params)
+
+    def first_paint(quick: Leaderboard) -> None:  # point estimates while the bootstrap runs
+        st.subheader("RadLE metrics")
+        st.caption(f"Point estimates; the 95% CIs are being computed ({controls.params.n_boot} "
+                   "paired bootstrap resamples)…")  # fmt: skip
+        st.html(leaderboard_html(quick, readers=controls.readers, by="radle_c", cohort=None))
+
+    board = leaderboard_first_paint(data, cases, controls.params, first_paint)
     board_cases = tuple(cases)
     for note in board.notes:
         st.info(escape_markdown(note))

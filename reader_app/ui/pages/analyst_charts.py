@@ -15,7 +15,6 @@ from reader_app.analysis.chart_data import (
     risk_coverage,
 )
 from reader_app.analysis.leaderboard import LABELS, METRICS
-from reader_app.analysis.timing import time_per_case, timing_frame, with_timing
 from reader_app.charts import (
     accuracy_grounding_chart,
     group_split_chart,
@@ -28,10 +27,11 @@ from reader_app.ui.components.analysis_cache import (
     leaderboard,
     load_data,
     reader_groups,
+    reading_times,
     scoring_controls,
 )
 from reader_app.ui.components.charts import chart_panel
-from reader_app.ui.context import db_session, staff_user
+from reader_app.ui.context import staff_user
 
 user = staff_user("analyst")
 controls = scoring_controls()
@@ -123,9 +123,7 @@ st.caption(
     "Median active seconds per case (the case page visible; pauses and hidden tabs "
     "excluded) for each reader, by group. The exports carry every response's time."
 )
-with db_session() as session:
-    timing = timing_frame(session=session, study_id=user.study_id)
-per_reader = time_per_case(with_timing(data.frame, timing))
+per_reader = reading_times(data)
 if per_reader.empty:
     st.info("No timed answers yet.")
 else:

@@ -1,0 +1,333 @@
+"""The scored study, computed once per study and data version, shared by every analyst.
+
+An analyst page needs the study's tidy frame (reader_app.analysis.data) and its
+scoring (the leaderboard with its bootstrap, the group split, the per-case
+matrix). Loading the frame and scoring it costs most of a second on a lab-size
+study, in the process that serves the readers; doing it on every page run of
+every analyst slowed the readers down (issue 43). Here both are computed once
+per *data version* and kept for every session of the server:
+
+- :func:`data_version` reads, in a handful of aggregate queries (counts, largest
+  ids, latest timestamps, revision sums), everything the tidy frame and the
+  scoring depend on: the study row (state, settings), its cases, answer keys and
+  answer modes, readers (code, group), model runs (name, cohort, text-only),
+  responses, verdicts, adjudications and rubric grades. A new or revised answer,
+  a verdict or a grade changes it; reading it costs milliseconds, loading the
+  frame hundreds.
+- :class:`SharedScoring` keeps the results by (study id, data version, what,
+  parameters): :meth:`SharedScoring.study_data` the tidy frame,
+  :meth:`SharedScoring.leaderboard` the scoring with its bootstrap replicates,
+  :meth:`SharedScoring.group_split` the reader-group figures. The key always
+  starts with the study's id, so one study's figures are never served for
+  another's. Two sessions asking for the same key at once compute it once: the
+  second waits for the first's result (single flight). Anything else computed
+  from a :class:`StudyData` (a new analyst tab, a comparison column) plugs in
+  with :meth:`SharedScoring.computed` under a name of its own.
+
+``SHARED`` is the server's one instance; the UI's analysis_cache calls it.
+Nothing here imports Streamlit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from concurrent.futures import Future
+from dataclasses import asdict, replace
+from typing import Any, TypeVar
+
+import pandas as pd
+from sqlalchemy import Integer, cast, func
+from sqlmodel import Session, col, select
+
+from reader_app.analysis.case_matrix import CaseMatrix, case_matrix
+from reader_app.analysis.chart_data import groups_from_board, seniority
+from reader_app.analysis.data import ANALYSIS_ROLES, StudyData, study_data
+from reader_app.analysis.leaderboard import Leaderboard, build_leaderboard
+from reader_app.core.auth import AuthError, require_role
+from reader_app.core.errors import ReaderStudyError
+from reader_app.models import (
+    Adjudication,
+    AnswerKey,
+    Case,
+    CaseReport,
+    ModelRun,
+    Reader,
+    Response,
+    RubricGrade,
+    Study,
+    Verdict,
+)
+from scoring import ScoringParams
+
+T = TypeVar("T")
+Key = tuple[Hashable, ...]
+
+
+def _row(session: Session, statement: Any) -> tuple[Any, ...]:
+    return tuple(session.exec(statement).one())
+
+
+def _true_count(flag: Any) -> Any:
+    """How many rows have the boolean column set (SQLite and PostgreSQL alike)."""
+    return func.sum(cast(flag, Integer))
+
+
+def data_version(*, session: Session, study_id: int) -> str:
+    """A short digest of everything the study's tidy frame and scoring read.
+
+    Aggregates only (indexed by study or case), never the rows themselves: a few
+    milliseconds where loading the frame takes hundreds.
+    """
+    study = session.get(Study, study_id)
+    if study is None:
+        raise ReaderStudyError(f"no study with id {study_id}")
+    of_study = Case.study_id == study_id
+    parts: list[Any] = [study.slug, study.title, study.state, study.config_json]
+    parts.append(
+        _row(
+            session,
+            select(func.count(), func.max(Case.id), _true_count(col(Case.practice))).where(
+                of_study
+            ),
+        )
+    )
+    parts.append(
+        _row(
+            session,
+            select(func.count(), func.max(AnswerKey.updated_at))
+            .join(Case, col(Case.id) == AnswerKey.case_id)
+            .where(of_study),
+        )
+    )
+    parts.append(
+        _row(
+            session,
+            select(
+                func.count(), func.max(CaseReport.id), _true_count(CaseReport.answer == "report")
+            )
+            .join(Case, col(Case.id) == CaseReport.case_id)
+            .where(of_study),
+        )
+    )
+    # grade memory keeps its history: a change adds a row and deactivates one
+    parts.append(
+        _row(
+            session,
+            select(func.count(), func.max(Verdict.id), _true_count(col(Verdict.active)))
+            .join(Case, col(Case.id) == Verdict.case_id)
+            .where(of_study),
+        )
+    )
+    parts.append(
+        _row(
+            session,
+            select(func.count(), func.max(Adjudication.id), _true_count(col(Adjudication.active)))
+            .join(Case, col(Case.id) == Adjudication.case_id)
+            .where(of_study),
+        )
+    )
+    parts.append(
+        _row(
+            session,
+            select(
+                func.count(),
+                func.max(Response.id),
+                func.sum(Response.revision),
+                func.max(Response.submitted_at),
+            ).where(Response.study_id == study_id),
+        )
+    )
+    parts.append(
+        _row(
+            session,
+            select(func.count(), func.max(RubricGrade.id), _true_count(col(RubricGrade.active)))
+            .join(Response, col(Response.id) == RubricGrade.response_id)
+            .where(Response.study_id == study_id),
+        )
+    )
+    # small tables, whole: a reader's group or a run's cohort can change in place
+    parts.append(
+        session.exec(
+            select(Reader.id, Reader.code, Reader.group_name, Reader.role)
+            .where(Reader.study_id == study_id)
+            .order_by(col(Reader.id))
+        ).all()
+    )
+    parts.append(
+        session.exec(
+            select(ModelRun.id, ModelRun.name, ModelRun.cohort, ModelRun.no_images)
+            .where(ModelRun.study_id == study_id)
+            .order_by(col(ModelRun.id))
+        ).all()
+    )
+    text = repr([repr(p) for p in parts])
+    return f"{study_id}:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+
+
+def params_key(params: ScoringParams) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted(asdict(params).items()))
+
+
+def _human_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[frame["kind"] == "human"]
+
+
+class SharedScoring:
+    """Results by (study id, data version, what, parameters), for every session of a server.
+
+    At most ``max_entries`` results are kept (least recently used go first); when a
+    study's data version changes, its results of older versions are dropped.
+    """
+
+    def __init__(self, max_entries: int = 48) -> None:
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[Key, Future[Any]] = OrderedDict()
+        self._latest: dict[int, str] = {}
+        self.max_entries = max_entries
+        self.computations = 0  # how many results were computed (not served from here)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._latest.clear()
+
+    def _forget_older(self, study_id: int, version: str) -> None:
+        """Drop a study's results of other versions (called under the lock)."""
+        if self._latest.get(study_id) == version:
+            return
+        self._latest[study_id] = version
+        for key in [k for k in self._entries if k[0] == study_id and k[1] != version]:
+            del self._entries[key]
+
+    def _get(self, key: Key, compute: Callable[[], T]) -> T:
+        with self._lock:
+            future = self._entries.get(key)
+            owner = future is None
+            if future is None:
+                future = Future()
+                self._entries[key] = future
+                while len(self._entries) > self.max_entries:
+                    self._entries.popitem(last=False)
+            else:
+                self._entries.move_to_end(key)
+        if not owner:
+            return future.result()  # type: ignore[no-any-return]
+        try:
+            value = compute()
+        except BaseException as exc:
+            with self._lock:
+                if self._entries.get(key) is future:
+                    del self._entries[key]
+            future.set_exception(exc)
+            raise
+        with self._lock:
+            self.computations += 1
+        future.set_result(value)
+        return value
+
+    def study_data(self, *, session: Session, study: Study) -> StudyData:
+        """The study's tidy frame and case set at its current data version."""
+        assert study.id is not None
+        version = data_version(session=session, study_id=study.id)
+        with self._lock:
+            self._forget_older(study.id, version)
+
+        def load() -> StudyData:
+            return replace(study_data(session=session, study=study), version=version)
+
+        return self._get((study.id, version, "data"), load)
+
+    def computed(self, data: StudyData, what: str, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()`` once per (study, data version, ``what``, ``key``).
+
+        ``data`` must come from :meth:`study_data` (it carries the study id and the
+        version); ``compute`` must depend on nothing but ``data`` and ``key``.
+        """
+        if not data.version:
+            raise ValueError("computed() needs StudyData from SharedScoring.study_data")
+        return self._get((data.study_id, data.version, what, key), compute)
+
+    def leaderboard(
+        self, data: StudyData, cases: Sequence[str], params: ScoringParams
+    ) -> Leaderboard:
+        chosen = tuple(cases)
+        return self.computed(
+            data,
+            "leaderboard",
+            self._board_key(data, chosen, params),
+            lambda: build_leaderboard(data.frame, chosen, params, data.grounded_case_ids),
+        )
+
+    def has_leaderboard(self, data: StudyData, cases: Sequence[str], params: ScoringParams) -> bool:
+        """Whether :meth:`leaderboard` would answer at once (computed, not under way)."""
+        key = (data.study_id, data.version, "leaderboard", self._board_key(data, cases, params))
+        with self._lock:
+            future = self._entries.get(key)
+        return future is not None and future.done() and future.exception() is None
+
+    @staticmethod
+    def _board_key(data: StudyData, cases: Sequence[str], params: ScoringParams) -> Hashable:
+        return (tuple(cases), params_key(params), data.grounded_case_ids)
+
+    def group_split(
+        self, data: StudyData, cases: Sequence[str], params: ScoringParams, *, merge: bool
+    ) -> pd.DataFrame:
+        """chart_data.group_split's figures without a second full scoring.
+
+        Unmerged, the groups are the leaderboard's group pools. Merged (training
+        years as one "trainees" group), only the readers are scored again: a pool's
+        bootstrap draws depend on the seed and the cases alone, so its figures are
+        those of a full scoring.
+        """
+        chosen = tuple(cases)
+        if not merge:
+            board = self.leaderboard(data, chosen, params)
+            return self.computed(
+                data,
+                "groups",
+                (chosen, params_key(params), False),
+                lambda: groups_from_board(board),
+            )
+
+        def merged() -> pd.DataFrame:
+            humans = _human_rows(data.frame).copy()
+            humans["group"] = humans["group"].map(seniority)
+            return groups_from_board(build_leaderboard(humans, chosen, params))
+
+        return self.computed(data, "groups", (chosen, params_key(params), True), merged)
+
+    def case_matrix(
+        self, data: StudyData, cases: Sequence[str], params: ScoringParams
+    ) -> CaseMatrix:
+        chosen = tuple(cases)
+        return self.computed(
+            data,
+            "case_matrix",
+            (chosen, params_key(params)),
+            lambda: case_matrix(data.frame, chosen, params),
+        )
+
+
+SHARED = SharedScoring()
+
+
+def shared_study_data(*, session: Session, actor: Reader) -> StudyData:
+    """The actor's study from ``SHARED``, for analysts and coordinators only
+    (data.load_study_data's checks, then the shared copy)."""
+    require_role(actor, *ANALYSIS_ROLES)
+    study = session.get(Study, actor.study_id)
+    if study is None:
+        raise AuthError("This study no longer exists.")
+    return SHARED.study_data(session=session, study=study)
+
+
+__all__ = [
+    "SHARED",
+    "SharedScoring",
+    "data_version",
+    "params_key",
+    "shared_study_data",
+]
