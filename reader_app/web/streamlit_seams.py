@@ -22,6 +22,8 @@ from typing import Any
 
 import streamlit as st
 
+from reader_app.core.errors import ReaderStudyError
+
 
 @dataclass(frozen=True)
 class Seam:
@@ -88,7 +90,7 @@ SEAMS: tuple[Seam, ...] = (
 )
 
 
-class SeamMissing(RuntimeError):
+class SeamMissing(ReaderStudyError, RuntimeError):
     """A private Streamlit name the app needs is gone (a Streamlit upgrade)."""
 
 
