@@ -31,6 +31,7 @@ from reader_app.models import Case, Reader, Response
 from tests.e2e.conftest import Server, served_on_database
 from tests.e2e.exam_driver import (
     choose_likert,
+    click_to_mark,
     diagnosis_box,
     expect_case,
     is_strip,
@@ -77,13 +78,14 @@ def _storage(page: Page) -> dict[str, str]:
 
 
 def _click_image(page: Page, x: float, y: float) -> None:
-    """A real click on stored-image point (x, y) (from the <img>'s box and stored size)."""
+    """Real clicks on stored-image point (x, y) (from the <img>'s box and stored size): the
+    one that gives the viewer the focus when it lacks it, then the one that marks."""
     pt = page.evaluate(
         """([x, y, s]) => { const b = window.readerstudyViewer.image.getBoundingClientRect();
             return {x: b.left + x * b.width / s, y: b.top + y * b.height / s}; }""",
         [x, y, SIZE],
     )
-    page.mouse.click(pt["x"], pt["y"])
+    click_to_mark(page, pt["x"], pt["y"])
 
 
 def _marker(page: Page) -> dict[str, float] | None:
