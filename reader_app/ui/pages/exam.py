@@ -59,7 +59,7 @@ from reader_app.exam.revisions import StoredAnswer, revise_answer, stored_answer
 from reader_app.exam.state import NextUp
 from reader_app.exam.submission import CheckedSubmission, check_submission, read_submission
 from reader_app.exam.submit import AnswerError, study_closed_message
-from reader_app.exam.timing import mark_shown
+from reader_app.exam.timing import active_ms, mark_shown
 from reader_app.grounding.store import parse_location_json
 from reader_app.models import Reader, utcnow
 from reader_app.study.config import StudyConfig, study_settings
@@ -206,6 +206,10 @@ def _revise() -> None:
             answer=answer,
             seen_revision=stored.revision,
             location_json=checked.location_json,
+            # the revision's own figures (the panel counts them afresh on the review
+            # screen); the time must fit within the time since that screen was drawn
+            active_ms=active_ms(checked.active_ms, first_shown_at=None, shown_at=exam.shown_at),
+            interaction=checked.interaction,
         )
     )
     if revised is None:

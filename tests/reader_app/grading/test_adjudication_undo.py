@@ -96,6 +96,6 @@ def test_undo_of_a_decision_that_added_a_synonym_is_refused(
     item = adjudication_queue(session=session, adjudicator=adj).item
     assert item is not None
     decide(session=session, adjudicator=adj, item_id=item.item_id, correct=True, add_synonym=True)
-    with pytest.raises(GradingError, match="cannot be undone here and it stands.*coordinator"):
+    with pytest.raises(GradingError, match=r"cannot be undone here and it stands.*coordinator"):
         undo_last_decision(session=session, adjudicator=adj)
     assert session.exec(select(Adjudication)).one().active
