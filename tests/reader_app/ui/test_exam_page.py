@@ -109,7 +109,10 @@ def test_answer_then_idk_then_finish(app_for: App, session: Session, settings: S
     assert panel_error(at) == "" and panel_data(at)["form"]["values"] is None
 
     answer_idk(at)
-    assert "finished" in at.success[0].value
+    # the last submit's notice, in the page's flow (never a toast), then the finish
+    assert [s.value.startswith("Saved your answer to case 2") for s in at.success] == [True, False]
+    assert "finished" in at.success[1].value
+    assert not at.get("toast")
     assert progress_text(at) == "All 2 cases answered"
     rows = responses(session)
     assert [(r.diagnosis, r.likert, r.status, r.idk) for r in rows] == [
@@ -195,7 +198,10 @@ def test_practice_shows_the_reference_only_after_the_answer(
     assert "Practice case" in panel_data(at)["note"]
     assert "Diagnosis number 0" not in texts(at)
     answer(at, "My practice guess", 1)
-    assert "Diagnosis number 0" in at.success[0].value
+    # the submit's notice in the column's flow (no toast), then the reference answer
+    assert at.success[0].value.startswith("Saved your answer to practice case 1")
+    assert "Diagnosis number 0" in at.success[1].value
+    assert not at.get("toast")
     assert "dx0" in texts(at)
     assert "My practice guess" in texts(at)
     assert not has_panel(at)
