@@ -43,8 +43,12 @@ def show_flash(page: str) -> None:
 
 
 def show_notice(notice: str | None) -> None:
-    """What the last action did, in the page's flow (a green line for "Saved ...")."""
+    """What the last action did, in the page's flow (a green line for "Saved ...").
+
+    ``notice`` is one of the exam's own sentences ("Saved your answer to case 3."), as
+    the toast it replaces showed it: never an answer, a file name or an exception, so it
+    is shown as written (escaping would put invisible marks into "case 3.")."""
     if not notice:
         return
     show = st.success if notice.startswith("Saved") else st.info
-    show(escape_markdown(notice))
+    show(notice)
