@@ -319,6 +319,9 @@ class ResponseRevision(SQLModel, table=True):
     raw_reply: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     meta_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     location_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    # the replaced answer's own visible time and viewer record (a reader's revision)
+    active_ms: int | None = None
+    interaction_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 
 
 class Verdict(SQLModel, table=True):

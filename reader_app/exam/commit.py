@@ -149,6 +149,12 @@ def _revise(
                 answer=answer,
                 seen_revision=earlier.revision,
                 location_json=checked.location_json,
+                # the revision's own figures (the panel counts them afresh on the review
+                # screen); the time must fit within the time since that screen was drawn
+                active_ms=active_ms(
+                    checked.active_ms, first_shown_at=None, shown_at=state.shown_at
+                ),
+                interaction=checked.interaction,
             )
     except (AnswerError, AuthError) as exc:
         return Outcome(stored=False, error=str(exc), field=getattr(exc, "field", None))

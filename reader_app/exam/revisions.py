@@ -1,15 +1,19 @@
 """Changing an earlier answer, when the study allows it; every earlier answer is kept.
 
-A revision copies the current answer (with its submission time) into
-``response_revisions``, then updates the response in place with
-``revision + 1``. The update is conditional on the revision the reader saw,
-so two tabs revising at once cannot silently overwrite each other.
+A revision copies the current answer (with its submission time, its active time
+and its viewer record) into ``response_revisions``, then updates the response in
+place with ``revision + 1`` and the revision's OWN active time and viewer record
+(the time and gestures spent changing it, never the first answer's). The update
+is conditional on the revision the reader saw, so two tabs revising at once
+cannot silently overwrite each other.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import update
 from sqlmodel import Session, col, select
@@ -87,11 +91,15 @@ def revise_answer(
     answer: Answer,
     seen_revision: int,
     location_json: str | None = None,
+    active_ms: int | None = None,
+    interaction: dict[str, Any] | None = None,
 ) -> StoredAnswer:
     """Replace an earlier answer, keeping the old one in history; return the new state.
 
-    ``location_json`` is the changed answer's marker (``exam.location``); the one it
-    replaces goes into the history with the rest of the earlier answer."""
+    ``location_json`` is the changed answer's marker (``exam.location``); ``active_ms``
+    and ``interaction`` the visible time and viewer record of the revision itself (None:
+    not known). What they replace goes into the history with the rest of the earlier
+    answer."""
     require_role(reader, "reader")
     if not config.allow_revisions:
         raise AnswerError("This study does not allow changing earlier answers.")
@@ -129,6 +137,8 @@ def revise_answer(
             submitted_at=response.submitted_at,
             replaced_at=now,
             location_json=response.location_json,
+            active_ms=response.active_ms,
+            interaction_json=response.interaction_json,
         )
     )
     result = session.exec(
@@ -140,6 +150,10 @@ def revise_answer(
             idk=answer.idk,
             status=answer.status,
             location_json=location_json,
+            active_ms=active_ms,
+            interaction_json=(
+                None if interaction is None else json.dumps(interaction, sort_keys=True)
+            ),
             submitted_at=now,
             revision=seen_revision + 1,
         )

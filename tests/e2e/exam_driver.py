@@ -231,6 +231,41 @@ def viewer_ready(page: Page) -> None:
     page.wait_for_function(VIEWER_READY)
 
 
+VIEWER_HAS_FOCUS = """() => {
+    const r = window.readerstudyViewer.root;
+    const a = r.getRootNode().activeElement || document.activeElement;
+    return Boolean(a) && r.contains(a);
+}"""
+MARKER = "() => window.readerstudyViewer.marker()"
+FOCUS_HINT = "The viewer has the keys"  # the marker corner's line after a focusing click
+
+
+def viewer_has_focus(page: Page) -> bool:
+    """Whether the viewer (its image or one of its controls) has the focus."""
+    return bool(page.evaluate(VIEWER_HAS_FOCUS))
+
+
+def focus_click(page: Page, x: float, y: float) -> None:
+    """A mouse click at client point (x, y) on the image while the focus is outside the
+    viewer (issue 38): it gives the viewer the keys and places no marker (nor moves one),
+    and the marker's corner says so."""
+    assert not viewer_has_focus(page), "the viewer has the focus already"
+    before = page.evaluate(MARKER)
+    page.mouse.click(x, y)
+    expect(page.locator(".rv-marktext")).to_contain_text(FOCUS_HINT)
+    assert viewer_has_focus(page), "the click did not give the viewer the focus"
+    assert page.evaluate(MARKER) == before, "a focusing click placed or moved the marker"
+
+
+def click_to_mark(page: Page, x: float, y: float) -> None:
+    """Place the marker at client point (x, y) by mouse as a reader does: the click that
+    gives the viewer the focus when it lacks it (checked to place nothing), then the click
+    that marks."""
+    if not viewer_has_focus(page):
+        focus_click(page, x, y)
+    page.mouse.click(x, y)
+
+
 def is_strip(page: Page) -> bool:
     viewer_ready(page)
     return page.locator(".rv-thumbs button").count() > 0

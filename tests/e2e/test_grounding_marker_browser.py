@@ -31,10 +31,12 @@ from scoring.regions import Location
 from tests.e2e.conftest import Server, artifact, served_on_database
 from tests.e2e.exam_driver import (
     choose_likert,
+    click_to_mark,
     diagnosis_box,
     expect_case,
     expect_focus,
     fill_answer,
+    focus_click,
     focused_field,
     idk_box,
     is_strip,
@@ -43,6 +45,7 @@ from tests.e2e.exam_driver import (
     open_exam,
     panel_case,
     progress,
+    slice_number,
     step_slices,
     submit_button,
     type_diagnosis,
@@ -147,7 +150,7 @@ def _click(page: Page, x: float, y: float) -> None:
     assert stage is not None
     assert stage["x"] < cx < stage["x"] + stage["width"], "the point is not in view"
     assert stage["y"] < cy < stage["y"] + stage["height"], "the point is not in view"
-    page.mouse.click(cx, cy)
+    click_to_mark(page, cx, cy)  # a focusing click first when the viewer lacks the focus
 
 
 def _zoom_and_pan(page: Page) -> None:
@@ -222,13 +225,15 @@ def test_marks_on_spot_and_strip_slices_at_fit_and_zoomed_are_stored_within_one_
             page.keyboard.press("ArrowLeft")
             _expect_marker(page, x, y, slice_no)
         if zoomed and kind == "spot":
-            # the keyboard: the click focused the image; arrows move by 1 px, Shift by 10
-            for key in ["ArrowRight", "ArrowRight", "ArrowRight", "ArrowUp", "Shift+ArrowDown"]:
+            # the keyboard: Shift+arrows move the marker by 1 px; the plain arrows (slice
+            # steps) leave it alone on a spot image
+            keys = ["Shift+ArrowRight"] * 3 + ["Shift+ArrowUp"] + ["Shift+ArrowDown"] * 3
+            for key in ["ArrowRight", "ArrowUp", *keys]:
                 page.keyboard.press(key)
             m = _marker(page)
             assert m is not None
-            assert (round(m["x"] - x, 2), round(m["y"] - y, 2)) == (3.0, 9.0), m
-            x, y = x + 3, y + 9
+            assert (round(m["x"] - x, 2), round(m["y"] - y, 2)) == (3.0, 2.0), m  # 3-0, 3-1
+            x, y = x + 3, y + 2
             _expect_marker(page, x, y, slice_no)
         if zoomed and kind == "strip":
             page.screenshot(path=str(artifact("grounding-marker-strip-zoomed-1440x900.png")))
@@ -293,23 +298,29 @@ def test_no_focal_finding_clearing_reload_and_the_keyboard(
     second = _submit(page, "Reloaded")
     assert _near(_locations(db, reader)[second], 30.75, 222.0, None)
 
-    # case 3: keyboard only: Enter on the focused image places the marker at the centre
-    # of the view, the arrows move it, Delete clears it, Enter places it again
+    # case 3: the marker's own keys: Enter on the focused image places nothing; M (the
+    # pointer off the image) places it at the centre of the view, Delete clears it, M
+    # with the pointer over the image places it there, Shift+arrows move it by 1 px
     expect_case(page, 3, 3)
     viewer_ready(page)
+    page.mouse.move(1, 1)  # off the viewer
     page.locator(".rv-stage").focus()
     page.keyboard.press("Enter")
+    assert _marker(page) is None
+    page.keyboard.press("m")
     page.wait_for_function("() => window.readerstudyViewer.marker() !== null")
     centre = _marker(page)
     assert centre is not None
     assert abs(centre["x"] - SIZE / 2) <= 1 and abs(centre["y"] - SIZE / 2) <= 1, centre
     page.keyboard.press("Delete")
     page.wait_for_function("() => window.readerstudyViewer.marker() === null")
-    page.keyboard.press("Enter")
-    page.keyboard.press("ArrowLeft")
-    page.keyboard.press("ArrowLeft")
+    page.mouse.move(*_client(page, 70.0, 190.0))
+    page.keyboard.press("M")
+    _expect_marker(page, 70.0, 190.0)
+    page.keyboard.press("Shift+ArrowLeft")
+    page.keyboard.press("Shift+ArrowLeft")
     page.keyboard.press("Shift+ArrowUp")
-    x, y = centre["x"] - 2, centre["y"] - 10
+    x, y = 70.0 - 2, 190.0 - 1
     _expect_marker(page, x, y)
     expect(page.locator(".rv-marktext")).to_contain_text(f"x {round(x)}, y {round(y)}")
     third = _submit(page, "Keyboard")
@@ -317,6 +328,99 @@ def test_no_focal_finding_clearing_reload_and_the_keyboard(
     stored = _locations(db, reader)
     assert _near(stored[third], x, y, None), stored[third]
     assert len(stored) == 3
+
+
+def _slice_shown(page: Page, number: int) -> None:
+    """The strip shows slice ``number`` (its label on the image, and the viewer's state)."""
+    expect(page.locator(".rv-label")).to_contain_text(f"{number}/16")
+    assert slice_number(page) == number
+
+
+def test_keys_that_mean_one_thing_on_a_strip_and_a_reload_keeps_the_slice(
+    server: Server, page: Page, db: Session
+) -> None:
+    """Issue 38: on a grounding strip, the click that gives the viewer the focus places no
+    marker; the arrow keys step slices before and after a marker is placed (never moving
+    it); a reload comes back to the slice on screen (not slice 1, not the marker's); the
+    stored location is the one the screen showed."""
+    page.set_viewport_size({"width": 1440, "height": 900})
+    study = make_study(
+        db,
+        server.settings.asset_dir,
+        slug="k" + uuid.uuid4().hex[:10],
+        n_cases=1,
+        strip_every=1,
+        strip_slices=16,
+        phantom=True,
+        config={"grounding": True},
+    )
+    invite = make_reader(db, study, ready=True)
+    open_exam(page, sign_in_link(server.app.url, invite.token))
+    expect_case(page, 1, 1)
+    viewer_ready(page)
+    assert is_strip(page)
+    expect_focus(page, "diagnosis")  # a case opens with the focus in its first field
+    _slice_shown(page, 1)
+
+    # the first click on the image only focuses the viewer: no marker, and the line says so
+    focus_click(page, *_client(page, 60.0, 70.0))
+    assert _marker(page) is None
+    expect(page.locator(PIN)).to_be_hidden()
+    # the arrows step slices (the focus is on the image now)
+    for n in range(2, 9):
+        page.keyboard.press("ArrowRight")
+        _slice_shown(page, n)
+    assert _marker(page) is None, "an arrow key placed a marker"
+    # the next click marks, on slice 8
+    _click(page, 100.5, 120.25)
+    _expect_marker(page, 100.5, 120.25, 8)
+    m = _marker(page)
+    assert m is not None and m["slice"] == 8
+    # with a marker placed, the arrows still step slices and leave the marker alone
+    for n, key in [(9, "ArrowRight"), (10, "ArrowDown"), (11, "ArrowRight"), (10, "ArrowLeft")]:
+        page.keyboard.press(key)
+        _slice_shown(page, n)
+    expect(page.locator(PIN)).to_be_hidden()  # the marker shows on its slice only
+    assert _marker(page) == m
+    # Shift+arrows move the marker only on its own slice: here they say where it is
+    page.keyboard.press("Shift+ArrowRight")
+    expect(page.locator(".rv-marktext")).to_contain_text("The marker is on slice 8")
+    assert _marker(page) == m
+    fill_answer(page, "Strip keys", 2)
+
+    # a reload comes back to slice 10, the slice on screen (not 1, not the marker's 8)
+    page.reload()
+    expect_case(page, 1, 1, timeout=30_000)
+    viewer_ready(page)
+    _slice_shown(page, 10)
+    expect(diagnosis_box(page)).to_have_value("Strip keys")
+    assert _marker(page) == m  # the draft's marker, on its slice
+    expect(page.locator(PIN)).to_be_hidden()
+    # after the reload the focus is outside the viewer again: a click only focuses, and
+    # moves nothing, even with a marker placed
+    focus_click(page, *_client(page, 200.0, 30.0))
+    assert _marker(page) == m
+    page.keyboard.press("ArrowLeft")
+    _slice_shown(page, 9)
+    page.keyboard.press("ArrowUp")
+    _slice_shown(page, 8)
+    _expect_marker(page, m["x"], m["y"], 8)
+    page.keyboard.press("Shift+ArrowRight")
+    page.keyboard.press("Shift+ArrowRight")
+    page.keyboard.press("Shift+ArrowDown")
+    x, y = m["x"] + 2, m["y"] + 1  # two steps right, one down, one image pixel each
+    _expect_marker(page, x, y, 8)
+    shown = _on_screen_marker(page)
+    case = panel_case(page)
+    before = progress(page)
+    submit_button(page).click()
+    wait_next_screen(page, before)
+    expect(page.get_by_text("You have finished this exam")).to_be_visible()
+    point, nff = _locations(db, invite.reader)[case]
+    assert point is not None and not nff and point.slice == 8, point
+    assert abs(point.x - x) <= 0.01 and abs(point.y - y) <= 0.01, (point, x, y)
+    # the screen showed the same point (the pin's centre, within a pixel)
+    assert abs(point.x - shown[0]) <= 1 and abs(point.y - shown[1]) <= 1, (point, shown)
 
 
 FOCUS_RING = """() => {

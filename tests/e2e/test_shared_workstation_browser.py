@@ -13,6 +13,7 @@ nothing).
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import time
@@ -21,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 from sqlalchemy import text
 from sqlmodel import Session, col, select
 
@@ -31,6 +32,7 @@ from reader_app.models import Case, Reader, Response
 from tests.e2e.conftest import Server, served_on_database
 from tests.e2e.exam_driver import (
     choose_likert,
+    click_to_mark,
     diagnosis_box,
     expect_case,
     is_strip,
@@ -77,13 +79,14 @@ def _storage(page: Page) -> dict[str, str]:
 
 
 def _click_image(page: Page, x: float, y: float) -> None:
-    """A real click on stored-image point (x, y) (from the <img>'s box and stored size)."""
+    """Real clicks on stored-image point (x, y) (from the <img>'s box and stored size): the
+    one that gives the viewer the focus when it lacks it, then the one that marks."""
     pt = page.evaluate(
         """([x, y, s]) => { const b = window.readerstudyViewer.image.getBoundingClientRect();
             return {x: b.left + x * b.width / s, y: b.top + y * b.height / s}; }""",
         [x, y, SIZE],
     )
-    page.mouse.click(pt["x"], pt["y"])
+    click_to_mark(page, pt["x"], pt["y"])
 
 
 def _marker(page: Page) -> dict[str, float] | None:
@@ -273,3 +276,76 @@ def test_one_tab_two_readers_nothing_of_a_reaches_b_and_a_draft_comes_back(
     m = _marker(page)
     assert m is not None and abs(m["x"] - 30.0) <= 1 and abs(m["y"] - 40.0) <= 1, m
     assert set(_rows(db, a.reader)) == {first, second}  # nothing of B's among A's rows
+
+
+def _overlap(a: dict[str, float], b: dict[str, float]) -> bool:
+    """Whether two bounding boxes (x, y, width, height) share any area."""
+    return (
+        a["x"] < b["x"] + b["width"]
+        and b["x"] < a["x"] + a["width"]
+        and a["y"] < b["y"] + b["height"]
+        and b["y"] < a["y"] + a["height"]
+    )
+
+
+def _boxes_apart(page: Page, names: dict[str, Locator]) -> None:
+    """Every named element is visible and no two of their boxes overlap."""
+    boxes: dict[str, dict[str, float]] = {}
+    for name, locator in names.items():
+        expect(locator).to_be_visible()
+        box = locator.bounding_box()
+        assert box is not None and box["width"] > 0 and box["height"] > 0, name
+        boxes[name] = dict(box)
+    for (one, a), (other, b) in itertools.combinations(boxes.items(), 2):
+        assert not _overlap(a, b), f"{one} {a} covers {other} {b}"
+
+
+def test_notices_never_cover_other_notices_or_headings(
+    server: Server, page: Page, db: Session
+) -> None:
+    """Issue 38: the practice submit's "Saved your answer to practice case 1" is said in
+    the page's flow, never as a toast over the practice's notice, the "Reference answer"
+    heading or, after "Next case" straight away, the first scored case's "Practice is
+    over" note: their bounding boxes never overlap, at two window sizes."""
+    for width, height in [(1440, 900), (1024, 768)]:
+        page.set_viewport_size({"width": width, "height": height})
+        study = make_study(
+            db,
+            server.settings.asset_dir,
+            slug="n" + uuid.uuid4().hex[:10],
+            n_cases=1,
+            n_practice=1,
+        )
+        invite = make_reader(db, study, "R-N", ready=True)
+        open_exam(page, sign_in_link(server.app.url, invite.token))
+        expect(page.get_by_text("Practice 1 of 1")).to_be_visible()
+        viewer_ready(page)
+        type_diagnosis(page, "Practice guess")
+        choose_likert(page, 2)
+        submit_button(page).click()
+        saved = page.get_by_text("Saved your answer to practice case 1")
+        heading = page.get_by_text("Reference answer", exact=True)
+        _boxes_apart(
+            page,
+            {
+                "the saved notice": saved,
+                "the practice notice": page.get_by_text("Practice case: not scored."),
+                "the Reference answer heading": heading,
+                "the Your answer heading": page.get_by_text("Your answer", exact=True),
+            },
+        )
+        assert page.locator("[data-testid=stToast]").count() == 0  # no floating notice
+        # "Next case" at once: nothing of the last screen lingers over the next one
+        page.locator(".st-key-continue button").click()
+        expect_case(page, 1, 1)
+        note = page.get_by_text("Practice is over")
+        expect(note).to_be_visible()
+        for lingering in page.get_by_text("Saved your answer").all():
+            box, over = lingering.bounding_box(), note.bounding_box()
+            assert box is None or over is None or not _overlap(box, over), (box, over)
+        _boxes_apart(
+            page,
+            {"the Practice is over note": note, "the Diagnosis box": diagnosis_box(page)},
+        )
+        assert page.locator("[data-testid=stToast]").count() == 0
+        _sign_out(page)

@@ -53,8 +53,8 @@ SPOT_HELP = (
 )
 STACK_HELP = "Arrow keys: images · " + SPOT_HELP
 MARKER_HELP = (
-    "Marker: click the finding (on the image: Enter places, arrows move, Shift+arrows ×10, "
-    "Delete clears) · "
+    "Marker: click the finding (a first click into the viewer only gives it the keys) · "
+    "M: marker at the pointer (or the centre) · Shift+arrows: move it · Delete: clear it · "
 )
 
 # The reading room's page frame (issue 28: the image gets the screen): Streamlit's

@@ -7,12 +7,19 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 from reader_app.exam.practice import PracticeFeedback
+from reader_app.ui.components.flash import show_notice
 from reader_app.ui.components.safe_text import escape_markdown, safe_join
 
 
 def practice_feedback_panel(
-    feedback: PracticeFeedback, likert_labels: Sequence[str], on_continue: Callable[[], None]
+    feedback: PracticeFeedback,
+    likert_labels: Sequence[str],
+    on_continue: Callable[[], None],
+    notice: str | None = None,
 ) -> None:
+    """The reference answer beside the reader's; ``notice`` (the submit's "Saved ...")
+    goes first, in the column's flow, above everything it could otherwise cover."""
+    show_notice(notice)
     st.info("Practice case: not scored. Here is the reference answer.")
     st.markdown("**Reference answer**")
     st.success(escape_markdown(feedback.reference))

@@ -70,6 +70,7 @@ from reader_app.ui.components.case_viewer import show_case_images
 from reader_app.ui.components.exam_header import exam_header, is_paused
 from reader_app.ui.components.exam_session import exam_state
 from reader_app.ui.components.finish_panel import finish_panel, study_closed_panel
+from reader_app.ui.components.flash import show_notice
 from reader_app.ui.components.image_urls import opening_window
 from reader_app.ui.components.pause_screen import pause_screen
 from reader_app.ui.components.practice_feedback import practice_feedback_panel
@@ -166,12 +167,6 @@ def _leave_review() -> None:
 
 def _continue() -> None:
     exam.feedback = None
-
-
-def _toast(notice: str | None) -> None:
-    """A screen without the case panel says what just happened in a toast."""
-    if notice:
-        st.toast(notice, icon=":material/check_circle:" if notice.startswith("Saved") else None)
 
 
 def _note(case: CaseView) -> str | None:
@@ -335,24 +330,23 @@ notice, exam.notice = exam.notice, None
 
 if closed is not None:
     exam_header(config.title, progress_at(case.slot if case else None, summary), pausable=False)
-    _toast(notice)
+    show_notice(notice)
     study_closed_panel(closed)
     st.stop()
 
 if is_paused():
     exam_header(config.title, progress_at(case.slot if case else None, summary), pausable=False)
-    _toast(notice)
+    show_notice(notice)
     pause_screen(sign_out)
     st.stop()
 
 if feedback is not None and feedback_case is not None:
     exam_header(config.title, progress_at(feedback_case.slot, summary), pausable=False)
-    _toast(notice)
     left, right = st.columns(CASE_COLUMNS, gap="medium")
     with left:
         show_case_images(feedback_case, theme=config.theme)
     with right:
-        practice_feedback_panel(feedback, config.likert_labels, _continue)
+        practice_feedback_panel(feedback, config.likert_labels, _continue, notice=notice)
     st.stop()
 exam.feedback = None
 
@@ -390,7 +384,7 @@ if review_slot is not None and case is not None and stored is not None:
 
 if case is None:
     exam_header(config.title, progress_at(None, summary), pausable=False)
-    _toast(notice)
+    show_notice(notice)
     finish_panel(
         summary.scored,
         on_review=(

@@ -21,9 +21,14 @@
 // window.readerstudyViewer for markers and tests.
 //
 // The location step (data.grounding, study option grounding = true): one marker
-// per case, in stored-image pixels, on the slice it was placed on. A click (not a
-// drag) places or moves it; with the image focused, Enter places it at the centre
-// of the view, the arrows move it by one pixel (Shift: ten) and Delete clears it.
+// per case, in stored-image pixels, on the slice it was placed on. Keys that mean one
+// thing: a click (not a drag) on the image places or moves it once the viewer has the
+// focus; the click that only gives the viewer the focus (a mouse or pen press while
+// the focus is outside the viewer, e.g. in the answer's first field) places nothing
+// and says so (a touch tap, which has no keys to give, marks at once). M places it at
+// the pointer (over the image) or at the centre of the view, Shift+arrows move it by
+// one image pixel, Delete or Backspace clears it; the arrows without Shift always
+// step slices, marker or not (none of these while typing in a field).
 // The marker is drawn over the image (never scaled with it) at imageToClient of
 // its point after every zoom, pan, resize and slice change. A reader's change is
 // given to hooks.onMarker: the case panel keeps it in the case's draft and sends it
@@ -46,8 +51,7 @@
 const SUMMARIES = new Map(); // case id -> interaction record (survives remounts)
 const MARKERS = new Map(); // case id -> {x, y, slice} in stored pixels (survives remounts)
 const CLICK_SLOP_PX = 4; // a press that moves further than this is a pan, not a mark
-const MARKER_FINE = 1; // image pixels per arrow press
-const MARKER_COARSE = 10; // with Shift
+const MARKER_STEP = 1; // image pixels per Shift+arrow press
 // Streamlit calls the component again with new data (the next case) without
 // running the previous call's cleanup: each call ends the one before it here.
 const INSTANCES = new WeakMap(); // parentElement -> cleanup of the live instance
@@ -259,6 +263,8 @@ export function mountViewer(component, hooks = {}) {
   const root = el("div", { class: "rv", "data-theme": data.theme || "dark" });
   let win = Math.min(Math.max(data.window || 0, 0), windows.length - 1);
   let idx = 0;
+  let hint = null; // the marker corner's line for what a gesture did not do (null: the marker's)
+  let pointer = null; // the pointer's last client point over the stage (M marks there)
   let fit = 1; // CSS px per image px at scale 1
   let wheelAcc = 0;
 
@@ -412,7 +418,9 @@ export function mountViewer(component, hooks = {}) {
 
   function show(i) {
     const list = images();
+    const was = idx;
     idx = Math.min(Math.max(i, 0), list.length - 1);
+    if (idx !== was) hint = null; // another slice: the marker's line again
     const image = list[idx];
     img.src = image.url;
     img.alt = altText(image);
@@ -476,7 +484,8 @@ export function mountViewer(component, hooks = {}) {
       pin.hidden = true;
     }
     const where = (p) => `x ${Math.round(p.x)}, y ${Math.round(p.y)}`;
-    if (!m) markText.textContent = "No marker: click the finding";
+    if (hint) markText.textContent = hint;
+    else if (!m) markText.textContent = "No marker: click the finding";
     else if (stripMarks) markText.textContent = `Marker on slice ${m.slice}: ${where(m)}`;
     else markText.textContent = `Marker at ${where(m)}`;
     clearBtn.disabled = !m;
@@ -506,28 +515,60 @@ export function mountViewer(component, hooks = {}) {
     setMarker({ x: p.x, y: p.y, slice: currentSlice() }, true);
   }
 
-  function markCentre() {
+  // M: at the pointer when it is over the image, else at the centre of the view
+  function markHere() {
     const box = stage.getBoundingClientRect();
-    const p = clientToImage(img, box.left + box.width / 2, box.top + box.height / 2);
-    setMarker({ x: p.x, y: p.y, slice: currentSlice() }, true);
+    const p = pointer || { x: box.left + box.width / 2, y: box.top + box.height / 2 };
+    const q = clientToImage(img, p.x, p.y);
+    const { w, h } = frameSize();
+    const on = q.x >= 0 && q.y >= 0 && q.x <= w && q.y <= h;
+    const at = on ? q : clientToImage(img, box.left + box.width / 2, box.top + box.height / 2);
+    say(null);
+    setMarker({ x: at.x, y: at.y, slice: currentSlice() }, true);
   }
 
   function nudge(dx, dy) {
     const m = marker();
+    if (!onThisSlice(m)) {
+      say(m ? `The marker is on slice ${m.slice}: M places it here` : "No marker: M places one");
+      return;
+    }
+    say(null);
     setMarker({ x: m.x + dx, y: m.y + dy, slice: m.slice }, true);
+  }
+
+  function say(text) {
+    hint = text;
+    drawMarker();
+  }
+
+  // Does the viewer have the focus (the stage or one of its controls)?
+  function focused() {
+    const rootNode = root.getRootNode();
+    const active = rootNode.activeElement || document.activeElement;
+    return Boolean(active) && root.contains(active);
   }
 
   let press = null;
   stage.addEventListener(
     "pointerdown",
     (event) => {
-      press = event.isPrimary && event.button === 0 ? { x: event.clientX, y: event.clientY } : null;
+      press =
+        event.isPrimary && event.button === 0
+          ? { x: event.clientX, y: event.clientY, focused: focused(), touch: event.pointerType === "touch" }
+          : null;
       // a press on the image gives the viewer the keys (a new case opens with the focus
       // in the answer's first field)
       if (event.isPrimary) stage.focus({ preventScroll: true });
     },
     true,
   );
+  stage.addEventListener("pointermove", (event) => {
+    pointer = event.pointerType === "touch" ? null : { x: event.clientX, y: event.clientY };
+  });
+  stage.addEventListener("pointerleave", () => {
+    pointer = null;
+  });
   stage.addEventListener(
     "pointerup",
     (event) => {
@@ -535,11 +576,27 @@ export function mountViewer(component, hooks = {}) {
       press = null;
       if (!grounding || wlMode || !start || !event.isPrimary || event.button !== 0) return;
       if (Math.hypot(event.clientX - start.x, event.clientY - start.y) > CLICK_SLOP_PX) return;
+      if (!start.focused && !start.touch) {
+        // this click gave the viewer the focus: it places nothing
+        say(
+          marker()
+            ? "The viewer has the keys: click to move the marker, or press M"
+            : "The viewer has the keys: click the finding to mark it, or press M",
+        );
+        return;
+      }
+      say(null);
       markAt(event.clientX, event.clientY);
-      stage.focus({ preventScroll: true }); // the arrows now move the marker
+      stage.focus({ preventScroll: true });
     },
     true,
   );
+  // the focus left the viewer: its next click only focuses again, and the line says so
+  root.addEventListener("focusout", () => {
+    setTimeout(() => {
+      if (hint && !focused()) say(null);
+    }, 0);
+  });
   clearBtn.addEventListener("click", () => setMarker(null, true));
 
   function buildThumbs() {
@@ -755,6 +812,7 @@ export function mountViewer(component, hooks = {}) {
       return;
     }
     let handled = true;
+    // the arrows (Shift or not, off a grounding study) step slices, whatever the marker
     if (/^[1-9]$/.test(k) && Number(k) <= windows.length) setWindow(Number(k) - 1);
     else if (stack && (k === "ArrowRight" || k === "ArrowDown" || k === "PageDown")) step(1);
     else if (stack && (k === "ArrowLeft" || k === "ArrowUp" || k === "PageUp")) step(-1);
@@ -774,24 +832,23 @@ export function mountViewer(component, hooks = {}) {
     if (handled) event.preventDefault();
   }
 
-  // The marker's keys act only while the image itself has the focus; elsewhere the
-  // arrows keep stepping slices. Enter places the marker (at the centre of the view),
-  // the arrows move it once it is on this slice, Delete or Backspace clears it.
+  // The marker's own keys (never the plain arrows, which step slices): M places it
+  // (at the pointer over the image, else the centre of the view), Shift+arrows move it
+  // by one image pixel on its slice, Delete or Backspace clears it.
   function markerKey(event) {
-    if (!event.composedPath().includes(stage)) return false;
     const k = event.key;
-    const step = event.shiftKey ? MARKER_COARSE : MARKER_FINE;
-    const moves = { ArrowLeft: [-step, 0], ArrowRight: [step, 0], ArrowUp: [0, -step], ArrowDown: [0, step] };
-    if (k === "Enter") {
-      if (!onThisSlice(marker())) markCentre();
-      else drawMarker(); // already placed here: say where it is
+    const s = MARKER_STEP;
+    const moves = { ArrowLeft: [-s, 0], ArrowRight: [s, 0], ArrowUp: [0, -s], ArrowDown: [0, s] };
+    if ((k === "m" || k === "M") && !event.repeat) {
+      markHere();
       return true;
     }
     if (k === "Delete" || k === "Backspace") {
+      say(null);
       setMarker(null, true);
       return true;
     }
-    if (moves[k] && onThisSlice(marker())) {
+    if (moves[k] && event.shiftKey) {
       nudge(...moves[k]);
       return true;
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from itertools import pairwise
 
 import pytest
@@ -150,6 +151,65 @@ def test_revision_keeps_every_earlier_answer_with_its_time(
     assert history[0].replaced_at <= history[1].replaced_at
     # still one response row per (reader, case)
     assert session.exec(select(func.count()).select_from(Response)).one() == 2
+
+
+def test_a_revision_stores_its_own_active_time_and_viewer_record_beside_the_first(
+    session: Session, settings: Settings
+) -> None:
+    """Issue 38: the revised response holds the revision's own visible time and viewer
+    record; the first answer's stay with it in the history (not lost, not carried over)."""
+    study = _revisable_study(session, settings)
+    reader = make_reader(session, study).reader
+    ensure_order(session=session, reader=reader)
+    _answer(session, reader, "Practice answer", 1)
+    case = next_case(session=session, reader=reader)
+    assert case is not None
+    first_record = {"case": case.public_id, "thumbnail_clicks": 3, "zoom_used": True}
+    submit_answer(
+        session=session,
+        reader=reader,
+        case_public_id=case.public_id,
+        answer=validate_answer("Pneumonia", 2, False),
+        shown_at=utcnow(),
+        image_sha256=case.reader_sha256,
+        interaction=first_record,
+        active_ms=41_000,
+    )
+    config = study_settings(study)
+    revision_record = {"case": case.public_id, "thumbnail_clicks": 0, "zoom_used": False}
+    revised = revise_answer(
+        session=session,
+        reader=reader,
+        config=config,
+        case_public_id=case.public_id,
+        answer=validate_answer("Pneumothorax", 4, False),
+        seen_revision=0,
+        active_ms=7_500,
+        interaction=revision_record,
+    )
+    session.expire_all()
+    response = session.get(Response, revised.response_id)
+    assert response is not None and response.diagnosis == "Pneumothorax"
+    assert response.active_ms == 7_500  # the revision's, not 41 000 (the first's)
+    assert json.loads(response.interaction_json or "null") == revision_record
+    [history] = answer_history(session=session, response_id=revised.response_id)
+    assert (history.diagnosis, history.active_ms) == ("Pneumonia", 41_000)
+    assert json.loads(history.interaction_json or "null") == first_record
+    # a revision whose figures are unknown stores none, never the answer's before it
+    again = revise_answer(
+        session=session,
+        reader=reader,
+        config=config,
+        case_public_id=case.public_id,
+        answer=validate_answer("Pneumothorax", 3, False),
+        seen_revision=1,
+    )
+    session.expire_all()
+    response = session.get(Response, again.response_id)
+    assert response is not None and (response.active_ms, response.interaction_json) == (None, None)
+    second = answer_history(session=session, response_id=again.response_id)[1]
+    assert second.active_ms == 7_500
+    assert json.loads(second.interaction_json or "null") == revision_record
 
 
 def test_unchanged_revision_adds_no_history(session: Session, settings: Settings) -> None:

@@ -112,7 +112,10 @@ def test_answer_then_idk_then_finish(app_for: App, session: Session, settings: S
     assert panel_error(at) == "" and panel_data(at)["form"]["values"] is None
 
     answer_idk(at)
-    assert "finished" in at.success[0].value
+    # the last submit's notice, in the page's flow (never a toast), then the finish
+    assert [s.value.startswith("Saved your answer to case 2") for s in at.success] == [True, False]
+    assert "finished" in at.success[1].value
+    assert not at.get("toast")
     assert progress_text(at) == "All 2 cases answered"
     rows = responses(session)
     assert [(r.diagnosis, r.likert, r.status, r.idk) for r in rows] == [
@@ -220,7 +223,10 @@ def test_practice_shows_the_reference_only_after_the_answer(
     assert "Practice case" in panel_data(at)["note"]
     assert "Diagnosis number 0" not in texts(at)
     answer(at, "My practice guess", 1)
-    assert "Diagnosis number 0" in at.success[0].value
+    # the submit's notice in the column's flow (no toast), then the reference answer
+    assert at.success[0].value.startswith("Saved your answer to practice case 1")
+    assert "Diagnosis number 0" in at.success[1].value
+    assert not at.get("toast")
     assert "dx0" in texts(at)
     assert "My practice guess" in texts(at)
     assert not has_panel(at)
@@ -358,15 +364,35 @@ def test_revising_an_earlier_answer_keeps_the_old_one(
 ) -> None:
     study = make_study(session, settings.asset_dir, n_cases=2, config={"allow_revisions": True})
     at = app_for(make_reader(session, study, ready=True).token)
-    answer(at, "First thought", 1)
+    panel_submit(
+        at,
+        diagnosis="First thought",
+        likert=1,
+        active_ms=1_500,
+        record={"thumbnail_clicks": 3, "zoom_used": True},
+    )
     at.button(key="back").click().run()
     assert "changing your earlier answer to case 1" in at.warning[0].value
     values = panel_data(at)["form"]["values"]
     assert (values["diagnosis"], values["likert"]) == ("First thought", 1)  # filled in
     assert panel_data(at)["form"]["submit_label"] == "Save changed answer"
     # the lowest confidence is a value, not "none"
-    panel_submit(at, diagnosis="Second thought", likert=0)
+    panel_submit(
+        at,
+        diagnosis="Second thought",
+        likert=0,
+        active_ms=700,
+        record={"thumbnail_clicks": 0, "zoom_used": False},
+    )
     assert progress_text(at) == "Case 2 of 2"  # back at the current case
+    # issue 38: the revision's own time and viewer record on the answer, the first's kept
+    # in the history beside it
+    changed = responses(session)[0]
+    assert changed.active_ms == 700
+    assert json.loads(changed.interaction_json or "{}")["thumbnail_clicks"] == 0
+    (kept,) = answer_history(session=session, response_id=changed.id or 0)
+    assert kept.active_ms == 1_500
+    assert json.loads(kept.interaction_json or "{}")["thumbnail_clicks"] == 3
     answer_idk(at)
     # from the finish page: review, change to IDK
     at.button(key="back").click().run()
