@@ -27,6 +27,7 @@ from scoring.frame import TIDY_COLUMNS, FrameError, UngradedRowsError, validate_
 from scoring.grounding import GROUNDING_METRICS, grounded_cases_of, grounding_report
 from scoring.params import (
     H_AGGREGATES,
+    HANDOVER_VARIANTS,
     SCORING_SPEC_VERSION,
     ScoringParams,
     register_handover_variant,
@@ -56,7 +57,15 @@ from scoring.regions import (
     parse_region,
 )
 from scoring.render import format_table, report_frame, report_json, to_jsonable
-from scoring.rubric import TIERS, rubric_summary, rubric_tier
+from scoring.rubric import (
+    JUDGED_COLUMNS,
+    RUBRIC_MAX,
+    TIERS,
+    count_unjudged,
+    judged_figures,
+    rubric_summary,
+    rubric_tier,
+)
 from scoring.rubric_agreement import icc_2_1, score_histogram, tier_kappa
 from scoring.rubric_compare import RubricScores, rubric_scores
 from scoring.score import CI_METRICS, metrics_from_counts, responder_metrics, score_responses
@@ -77,8 +86,11 @@ __all__ = [
     "CATEGORY_NAMES",
     "CI_METRICS",
     "GROUNDING_METRICS",
+    "HANDOVER_VARIANTS",
     "H_AGGREGATES",
+    "JUDGED_COLUMNS",
     "N_CATEGORIES",
+    "RUBRIC_MAX",
     "SCORING_SPEC_VERSION",
     "STATUSES",
     "TIDY_COLUMNS",
@@ -107,6 +119,7 @@ __all__ = [
     "category_of",
     "category_points",
     "cohen_kappa",
+    "count_unjudged",
     "count_vectors",
     "derive_status",
     "expected_calibration_error",
@@ -119,6 +132,7 @@ __all__ = [
     "icc_2_1",
     "is_idk_text",
     "is_missing_value",
+    "judged_figures",
     "likert_accuracy",
     "mask_hit",
     "metrics_from_counts",

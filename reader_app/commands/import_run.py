@@ -16,6 +16,7 @@ from reader_app.commands.common import (
     cli_session,
     fail,
     require_study,
+    roster_names,
     settings_or_exit,
 )
 from reader_app.models import Study
@@ -48,6 +49,19 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--prompt-version", help="the prompt the outputs answered, for the record")
     p.add_argument(
         "--include-excluded", action="store_true", help="radle: keep access == excluded rows"
+    )
+    p.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="radle: leave out this model (its candidate name), e.g. one taken off the board; "
+        "repeat for more",
+    )
+    p.add_argument(
+        "--exclude-file",
+        metavar="FILE",
+        help="radle: a roster of models to leave out, one name a line (# comments)",
     )
     p.add_argument(
         "--verdict-conflicts",
@@ -86,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
                 group=args.group,
                 prompt_version=args.prompt_version,
                 include_excluded=args.include_excluded,
+                exclude=roster_names(args.exclude, args.exclude_file),
                 replace=args.replace,
                 verdict_conflicts=args.verdict_conflicts,
                 cohort=args.cohort,
