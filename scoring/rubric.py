@@ -16,6 +16,7 @@ import pandas as pd
 
 from scoring.frame import FrameError
 from scoring.params import SCORING_SPEC_VERSION
+from scoring.status import is_missing_value
 
 RUBRIC_MAX: Final = 40
 # (name, lowest score, highest score), best first.
@@ -67,9 +68,7 @@ def count_unjudged(
     data = frame.copy()
     if "group" not in data.columns:
         data["group"] = None
-    blank = pd.to_numeric(data["rubric"], errors="coerce").isna() & (
-        data["rubric"].astype(str).str.strip().isin(("", "nan", "<NA>", "None"))
-    )
+    blank = np.array([is_missing_value(v) for v in data["rubric"].astype(object)], dtype=bool)
     status = (
         data["status"].astype(str).str.strip().str.lower()
         if "status" in data.columns
@@ -98,7 +97,9 @@ def count_unjudged(
     ]
     columns = ["responder", "kind", "group", "case_id", "rubric", COUNTED_AS]
     out = pd.concat([data[columns], pd.DataFrame(missing, columns=columns)], ignore_index=True)
-    out["rubric"] = pd.to_numeric(out["rubric"]).astype(int)
+    scores = pd.to_numeric(out["rubric"], errors="coerce")
+    # anything but a number is left for rubric_summary to refuse, with the rows named
+    out["rubric"] = scores.astype(int) if scores.notna().all() else out["rubric"]
     return out, int(pending.sum())
 
 
