@@ -5,7 +5,7 @@ RadLE's file, read as RadLE's own scripts read it:
   code); ``candidate`` is their role (``Radiologist``, ``Trainee``), shared by
   several readers, kept as ``role``. ``rater_seniority`` is kept raw as
   ``seniority`` and mapped to RadLE's two comparison groups, the ``group``:
-  ``trainee`` for PGY2 and PGY3, ``board-certified`` for any other value
+  ``trainees`` for PGY2 and PGY3, ``board-certified`` for any other value
   (blank stays blank). Any other domain is a model run, ``candidate`` the
   responder and ``provider`` its group.
 - ``access == excluded`` rows are dropped unless ``include_excluded``; the
@@ -83,13 +83,13 @@ def _flag(
 
 
 def radle_group(seniority: str) -> str | None:
-    """RadLE's comparison group of a reader's raw ``rater_seniority``: ``trainee`` for
+    """RadLE's comparison group of a reader's raw ``rater_seniority``: ``trainees`` for
     PGY2 and PGY3 (any case, spacing or hyphen), ``board-certified`` for any other
     value, None when blank."""
     text = " ".join(str(seniority).split())
     if not text or text.lower() == "nan":
         return None
-    return "trainee" if _TRAINEE.fullmatch(text) else "board-certified"
+    return "trainees" if _TRAINEE.fullmatch(text) else "board-certified"
 
 
 def _likert_failed(text: pd.Series[str]) -> np.ndarray[tuple[int], np.dtype[np.bool_]]:

@@ -54,7 +54,7 @@ def test_import_run_radle_real_shape_scores_as_radle(
         assert [r.code for r in readers] == [f"R{k:02d}" for k in range(1, 13)]
         for r in readers:
             trainee = SENIORITY[r.code] in ("PGY2", "PGY3")
-            assert r.group_name == ("trainee" if trainee else "board-certified")
+            assert r.group_name == ("trainees" if trainee else "board-certified")
             profile = json.loads(r.profile_json)["radle"]
             assert profile == {
                 "role": "Trainee" if trainee else "Radiologist",
@@ -79,7 +79,7 @@ def test_import_run_radle_real_shape_scores_as_radle(
     assert pool["n_readers"] == 12
     check(pool, pool_expected(6.5), "pool")
     groups = {g["group"]: g for g in pool["by_group"]}
-    check(groups["trainee"], pool_expected(3.5), "trainee")
+    check(groups["trainees"], pool_expected(3.5), "trainees")
     check(groups["board-certified"], pool_expected(9.5), "board-certified")
 
 

@@ -127,7 +127,7 @@ def test_score_reads_radle_real_shape_with_the_roster(
     for k in range(1, 13):
         row = rows[f"R{k:02d}"]
         check(row, reader_expected(k), row["responder"])
-        assert row["group"] == ("trainee" if k <= 6 else "board-certified")
+        assert row["group"] == ("trainees" if k <= 6 else "board-certified")
     for name, expected in MODELS.items():
         check(rows[name], expected, name)
     assert round(rows["gamma_muse"]["radle_h"], 2) == 48.49
@@ -139,9 +139,9 @@ def test_score_reads_radle_real_shape_with_the_roster(
     # the pool is the mean of the 12 readers' C (every reader read every case)
     assert pool["radle_c"] == pytest.approx(sum(1470 + 10 * k for k in range(1, 13)) / 12)
     groups = {g["group"]: g for g in pool["by_group"]}
-    assert set(groups) == {"trainee", "board-certified"}
-    assert groups["trainee"]["n_readers"] == groups["board-certified"]["n_readers"] == 6
-    check(groups["trainee"], pool_expected(3.5), "trainee")
+    assert set(groups) == {"trainees", "board-certified"}
+    assert groups["trainees"]["n_readers"] == groups["board-certified"]["n_readers"] == 6
+    check(groups["trainees"], pool_expected(3.5), "trainees")
     check(groups["board-certified"], pool_expected(9.5), "board-certified")
     params = report["params"]
     assert (params["h_variant"], params["h_aggregate"]) == ("v2", "harmonic")

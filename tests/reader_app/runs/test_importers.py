@@ -168,7 +168,7 @@ def test_radle_long_master_round_trips_through_the_study(
     assert len(summary.runs) == 6  # three access == excluded candidates are left out
     readers = session.exec(select(Reader).order_by(col(Reader.code))).all()
     assert [(r.code, r.group_name, r.role, r.token_hash) for r in readers] == [
-        ("R01", "trainee", "reader", None),
+        ("R01", "trainees", "reader", None),
         ("R02", "board-certified", "reader", None),
     ]
     verdicts = session.exec(select(Verdict)).all()

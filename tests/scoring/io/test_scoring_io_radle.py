@@ -101,10 +101,10 @@ def test_humans_failures_and_idk_spellings() -> None:
     frame = read_radle_csv(io.StringIO(csv))
     tidy = validate_frame(frame, require_verdicts=False)
     by = {(r.responder, r.case_id): r for r in tidy.itertuples()}
-    assert by[("R01", "1")].kind == "human" and by[("R01", "1")].group == "trainee"
+    assert by[("R01", "1")].kind == "human" and by[("R01", "1")].group == "trainees"
     assert by[("R01", "1")].status == "answered"  # `abstained` is not read
     assert by[("R01", "2")].status == "idk"
-    assert by[("R02", "1")].group == "trainee"  # PGY-3
+    assert by[("R02", "1")].group == "trainees"  # PGY-3
     # an empty diagnosis with a valid Likert is scored by its verdict (RadLE's score_row)
     assert by[("R03", "1")].status == "answered" and by[("R03", "1")].correct == 1
     assert by[("R03", "1")].group == "board-certified"
@@ -122,8 +122,9 @@ def test_humans_failures_and_idk_spellings() -> None:
 
 @pytest.mark.parametrize(
     ("seniority", "group"),
-    [("PGY2", "trainee"), ("pgy 3", "trainee"), ("PGY_2", "trainee"), ("PGY4", "board-certified"),
-     ("post-MD 1y", "board-certified"), ("Attending", "board-certified"), ("", None)],
+    [("PGY2", "trainees"), ("pgy 3", "trainees"), ("PGY_2", "trainees"),
+     ("PGY4", "board-certified"), ("post-MD 1y", "board-certified"),
+     ("Attending", "board-certified"), ("", None)],
 )  # fmt: skip
 def test_radle_groups(seniority: str, group: str | None) -> None:
     from scoring.io.radle import radle_group
