@@ -82,7 +82,7 @@ def ask_report_case(
     meta: dict[str, Any] = {"latency_s": 0.0, "attempts": 0}
     for label, messages in requests:
         try:
-            result = client.complete(messages, model=spec.model, params=spec.sampling())
+            result = client.complete(messages, model=spec.model, params=spec.sampling(prompt))
         except FatalEndpointError:
             raise
         except EndpointError as exc:

@@ -145,7 +145,7 @@ def ask(
     )
     shown_at = utcnow()
     try:
-        result = client.complete(messages, model=spec.model, params=spec.sampling())
+        result = client.complete(messages, model=spec.model, params=spec.sampling(prompt))
     except FatalEndpointError:
         raise
     except EndpointError as exc:
