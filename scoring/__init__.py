@@ -28,6 +28,7 @@ from scoring.grounding import GROUNDING_METRICS, grounded_cases_of, grounding_re
 from scoring.mrmc import MRMC_METRICS, UStat11, model_vs_pool, normal_test, u_stat11
 from scoring.params import (
     H_AGGREGATES,
+    HANDOVER_VARIANTS,
     SCORING_SPEC_VERSION,
     ScoringParams,
     register_handover_variant,
@@ -58,7 +59,15 @@ from scoring.regions import (
 )
 from scoring.render import format_table, report_frame, report_json, to_jsonable
 from scoring.repeats import REPEAT_METRICS, repeat_groups
-from scoring.rubric import TIERS, rubric_summary, rubric_tier
+from scoring.rubric import (
+    JUDGED_COLUMNS,
+    RUBRIC_MAX,
+    TIERS,
+    count_unjudged,
+    judged_figures,
+    rubric_summary,
+    rubric_tier,
+)
 from scoring.rubric_agreement import icc_2_1, score_histogram, tier_kappa
 from scoring.rubric_compare import RubricScores, rubric_scores
 from scoring.score import CI_METRICS, metrics_from_counts, responder_metrics, score_responses
@@ -79,10 +88,13 @@ __all__ = [
     "CATEGORY_NAMES",
     "CI_METRICS",
     "GROUNDING_METRICS",
+    "HANDOVER_VARIANTS",
     "H_AGGREGATES",
+    "JUDGED_COLUMNS",
     "MRMC_METRICS",
     "N_CATEGORIES",
     "REPEAT_METRICS",
+    "RUBRIC_MAX",
     "SCORING_SPEC_VERSION",
     "STATUSES",
     "TIDY_COLUMNS",
@@ -112,6 +124,7 @@ __all__ = [
     "category_of",
     "category_points",
     "cohen_kappa",
+    "count_unjudged",
     "count_vectors",
     "derive_status",
     "expected_calibration_error",
@@ -124,6 +137,7 @@ __all__ = [
     "icc_2_1",
     "is_idk_text",
     "is_missing_value",
+    "judged_figures",
     "likert_accuracy",
     "mask_hit",
     "metrics_from_counts",

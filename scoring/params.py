@@ -12,9 +12,11 @@ from typing import Any, Final
 
 from scoring.categories import WEIGHTS
 from scoring.variants import (
+    H_DEFAULT_VARIANT,
     HANDOVER_VARIANTS,
     SAFETY_VARIANTS,
     VariantFn,
+    default_h_aggregate,
     register_handover_variant,
     register_safety_variant,
 )
@@ -43,13 +45,14 @@ class ScoringParams:
 
     idk_score: float = 0.0
     tau_high: int = 3
-    h_aggregate: str = "geometric"
+    # None: the H variant's own mean (harmonic for v2, geometric for v1), resolved here
+    h_aggregate: str | None = None
     min_completion: float = 1.0
     n_boot: int = 2000
     seed: int = 0
     bootstrap_mode: str = "case"
     s_variant: str = "1.0"
-    h_variant: str = "1.0"
+    h_variant: str = H_DEFAULT_VARIANT
     # points of an answer at Likert L: "L+1" (SCORING.md section 2) or "L" (RadLE's
     # long-master weighted_score); C and S divide by the most one case gives (5 or 4)
     weight: str = "L+1"
@@ -60,6 +63,8 @@ class ScoringParams:
             raise ValueError(f"idk_score must be within [-5, 5], got {self.idk_score}")
         if self.tau_high not in range(5):
             raise ValueError(f"tau_high must be an integer 0..4, got {self.tau_high}")
+        if self.h_aggregate is None:
+            object.__setattr__(self, "h_aggregate", default_h_aggregate(self.h_variant))
         if self.h_aggregate not in H_AGGREGATES:
             raise ValueError(f"h_aggregate must be one of {H_AGGREGATES}, got {self.h_aggregate!r}")
         if not 0.0 <= self.min_completion <= 1.0:

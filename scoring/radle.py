@@ -65,7 +65,7 @@ def wilson_interval(
 
 def radle_r(counts: FloatArray, tau_high: int = 3) -> FloatArray:
     """Reliability Index C>=tau / (C>=tau + W>=tau); NaN when none at L >= tau."""
-    return handover_parts(counts, tau_high)[0]
+    return handover_parts(counts, tau_high)[0]  # R is the same in every H variant
 
 
 def radle_s(counts: FloatArray, params: ScoringParams) -> FloatArray:
@@ -82,7 +82,7 @@ def radle_metrics(counts: FloatArray, params: ScoringParams) -> dict[str, FloatA
     """All five metrics plus their parts: Wilson CI of A, attempted accuracy, Cov, D."""
     n = counts.sum(axis=-1)
     a_low, a_high = wilson_interval(counts[..., CORRECT].sum(axis=-1), n)
-    _, coverage, deferral, _ = handover_parts(counts, params.tau_high)
+    _, coverage, deferral, _ = handover_parts(counts, params.tau_high, params.h_variant)
     return {
         "radle_c": radle_c(counts, params.idk_score, params.weight),
         "radle_a": radle_a(counts),

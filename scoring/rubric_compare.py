@@ -25,7 +25,7 @@ import pandas as pd
 from scoring.bootstrap import case_weights_for, percentile_ci
 from scoring.categories import FloatArray
 from scoring.permutation import sign_flip_test
-from scoring.rubric import RUBRIC_MAX, rubric_summary
+from scoring.rubric import COUNTED_AS, RUBRIC_MAX, rubric_summary
 
 POOL: Final = "human pool"
 COMPARISON_COLUMNS: Final = [
@@ -82,6 +82,8 @@ def rubric_scores(
             {"responder": POOL, "case_id": cases, "rubric": pool_row}
         ).dropna()
         pool_summary = _pool_summary(pool_frame)
+        if COUNTED_AS in frame.columns:
+            pool_summary = _pool_judged(pool_summary, frame, humans)
         summary = pd.concat([summary, pool_summary], ignore_index=True)
     weights = case_weights_for(len(cases), n_boot, seed)
     boot = _boot_means(arms, weights)
@@ -90,6 +92,10 @@ def rubric_scores(
     ci["percent_ci_low"] = 100.0 * ci["mean_ci_low"] / RUBRIC_MAX
     ci["percent_ci_high"] = 100.0 * ci["mean_ci_high"] / RUBRIC_MAX
     out = summary.merge(ci, on="responder", how="left")
+    # ranked as Bench 2 ranks: by the share of the ceiling (every case counted), best first
+    out = out.sort_values(
+        ["percent_of_ceiling", "responder"], ascending=[False, True], kind="stable"
+    ).reset_index(drop=True)
     out.insert(1, "kind", [kinds.get(r, "pool") for r in out["responder"]])
     out.insert(2, "group", [groups.get(r) if r in groups else None for r in out["responder"]])
     rows = []
@@ -113,6 +119,21 @@ def rubric_scores(
                 }
             )
     return RubricScores(out, pd.DataFrame.from_records(rows, columns=COMPARISON_COLUMNS))
+
+
+def _pool_judged(pool: pd.DataFrame, frame: pd.DataFrame, humans: list[str]) -> pd.DataFrame:
+    """The pool's judged-only figures: per case, the mean of the readers' judged scores."""
+    judged = frame[(frame[COUNTED_AS] == "judged") & frame["responder"].isin(humans)]
+    means = judged.groupby("case_id")["rubric"].mean().astype(float)
+    n = len(means)
+    return pool.assign(
+        n_judged=n,
+        n_counted_fail=int(pool["n_cases"].iloc[0]) - n,
+        judged_total=float(means.sum()),
+        judged_ceiling=RUBRIC_MAX * n,
+        judged_percent_of_ceiling=100.0 * float(means.sum()) / (RUBRIC_MAX * n) if n else np.nan,
+        judged_mean=float(means.mean()) if n else np.nan,
+    )
 
 
 def _case_means(scores: FloatArray) -> FloatArray:

@@ -1,8 +1,10 @@
 """The Reports leaderboard: rubric scores (0-40) per responder, human pool vs each model.
 
-From the study's rubric grades (``grading.rubric_grades.rubric_frame``: a human grade,
-else the judges' score) through ``scoring.rubric_scores``. Used by
-the leaderboard's Reports tab, the static report and the exports.
+From the study's rubric grades (``grading.rubric_grades.report_score_frame``: a
+human grade, else the judges' score, over every report case, "I don't know",
+failed and missing reports counted 0 as Bench 2 counts them) through
+``scoring.rubric_scores``. Used by the leaderboard's Reports tab, the static
+report and the exports. The judged reports alone are a labelled secondary figure.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pandas as pd
 from sqlmodel import Session, col, select
 
 from reader_app.analysis.mrmc import MRMC_COLUMNS, modality_of
-from reader_app.grading.rubric_grades import fabrication_frame, rubric_frame, rubric_tier
+from reader_app.grading.rubric_grades import fabrication_frame, report_score_frame, rubric_tier
 from reader_app.models import Response, RubricGrade, RubricJudgement, Study
 from scoring import (
     TIERS,
@@ -30,26 +32,41 @@ from scoring import (
 )
 
 TIER_NAMES: Final = tuple(name for name, _, _ in TIERS)  # best first
-REPORT_EXPORT_COLUMNS: Final = ("responder", "kind", "group", "case_id", "rubric", "tier")
+REPORT_EXPORT_COLUMNS: Final = (
+    "responder",
+    "kind",
+    "group",
+    "case_id",
+    "rubric",
+    "tier",
+    "counted_as",
+)
 
 
 @dataclass(frozen=True)
 class ReportBoard:
-    frame: pd.DataFrame  # responder, kind, group, case_id, rubric
+    frame: pd.DataFrame  # responder, kind, group, case_id, rubric[, counted_as]
     scores: RubricScores
+    pending: int = 0  # reports still waiting for a score, left out
 
     @property
     def empty(self) -> bool:
         return self.frame.empty
 
 
+def board_of(frame: pd.DataFrame, *, n_boot: int, seed: int, pending: int = 0) -> ReportBoard:
+    """The board of a report frame (``report_score_frame`` or a file's rows)."""
+    return ReportBoard(
+        frame, rubric_scores(frame, n_boot=n_boot, seed=seed, n_perm=n_boot), pending
+    )
+
+
 def report_board(
     *, session: Session, study: Study, n_boot: int = 2000, seed: int = 0
 ) -> ReportBoard:
     assert study.id is not None
-    frame = rubric_frame(session=session, study_id=study.id)
-    scores = rubric_scores(frame, n_boot=n_boot, seed=seed, n_perm=n_boot)
-    return ReportBoard(frame, scores)
+    frame, pending = report_score_frame(session=session, study_id=study.id)
+    return board_of(frame, n_boot=n_boot, seed=seed, pending=pending)
 
 
 def report_fabrication_rates(*, session: Session, study: Study) -> pd.DataFrame:
@@ -65,10 +82,23 @@ def _fmt(value: object, digits: int = 1) -> str:
     return f"{float(value):.{digits}f}"  # type: ignore[arg-type]
 
 
+JUDGED_ONLY: Final = "Judged reports only: mean, % of ceiling"
+COUNTED_FAIL: Final = "Counted 0 (IDK, failed, missing)"
+
+
 def display_reports(board: ReportBoard) -> pd.DataFrame:
-    """One row per responder and the pool: mean [CI], % of ceiling [CI], SD, median, tiers."""
+    """One row per responder and the pool, best first: total of the ceiling, mean [CI],
+    % of ceiling [CI], SD, median, tiers (every report case counted, Bench 2's way);
+    then, labelled, how many counted 0 and the judged reports alone."""
     rows = []
     for r in board.scores.responders.to_dict("records"):
+        judged = {}
+        if "n_judged" in r:
+            judged = {
+                COUNTED_FAIL: _fmt(r["n_counted_fail"], 0),
+                JUDGED_ONLY: f"{_fmt(r['judged_mean'])}, {_fmt(r['judged_percent_of_ceiling'])}% "
+                f"of {_fmt(r['judged_ceiling'], 0)} ({_fmt(r['n_judged'], 0)} judged)",
+            }
         rows.append(
             {
                 "Responder": r["responder"],
@@ -83,6 +113,7 @@ def display_reports(board: ReportBoard) -> pd.DataFrame:
                 "Median": _fmt(r["median"]),
                 "Range": f"{_fmt(r['min'], 0)}-{_fmt(r['max'], 0)}",
                 **{name.capitalize(): int(r[f"n_{name}"]) for name in TIER_NAMES},
+                **judged,
             }
         )
     return pd.DataFrame(rows)
@@ -125,9 +156,12 @@ def tier_counts(board: ReportBoard) -> pd.DataFrame:
 
 
 def report_export(frame: pd.DataFrame) -> pd.DataFrame:
-    """The rubric scores as rows, one per graded report, with the tier."""
+    """The rubric scores as rows, one per report case and responder, with the tier and
+    ``counted_as`` (judged, or idk / failure / invalid / missing: counted 0)."""
     out = frame.copy()
     out["tier"] = [rubric_tier(int(s)) for s in out["rubric"]] if len(out) else []
+    if "counted_as" not in out.columns:
+        out["counted_as"] = "judged"
     return out[list(REPORT_EXPORT_COLUMNS)].reset_index(drop=True)
 
 

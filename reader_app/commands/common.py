@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from sqlmodel import Session
 
@@ -13,6 +14,7 @@ from reader_app.core.errors import ReaderStudyError
 from reader_app.core.settings import Settings, SettingsError, load_settings
 from reader_app.models import Study
 from reader_app.study.casebank import get_study
+from scoring.io import read_roster
 
 
 class CommandError(ReaderStudyError, RuntimeError):
@@ -58,3 +60,15 @@ def fail(message: str) -> int:
     """Print a refusal the way ``cli.main`` prints a ReaderStudyError; exit code 2."""
     print(f"readerstudy: {message}", file=sys.stderr)
     return 2
+
+
+def roster_names(names: list[str], roster_file: str | None) -> list[str]:
+    """RadLE's roster: the models named with ``--exclude`` and those of ``--exclude-file``
+    (scoring.io.radle.read_roster: one a line, ``#`` comments)."""
+    if not roster_file:
+        return list(names)
+    try:
+        text = Path(roster_file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CommandError(f"cannot read the roster file {roster_file}: {exc}") from exc
+    return [*names, *read_roster(text)]

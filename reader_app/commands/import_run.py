@@ -18,6 +18,7 @@ from reader_app.commands.common import (
     cli_session,
     fail,
     require_study,
+    roster_names,
     settings_or_exit,
 )
 from reader_app.commands.run_model import add_price_options, price_of
@@ -60,6 +61,19 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--include-excluded", action="store_true", help="radle: keep access == excluded rows"
     )
     p.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="radle: leave out this model (its candidate name), e.g. one taken off the board; "
+        "repeat for more",
+    )
+    p.add_argument(
+        "--exclude-file",
+        metavar="FILE",
+        help="radle: a roster of models to leave out, one name a line (# comments)",
+    )
+    p.add_argument(
         "--verdict-conflicts",
         choices=["error", "majority"],
         default="error",
@@ -99,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
                 group=args.group,
                 prompt_version=args.prompt_version,
                 include_excluded=args.include_excluded,
+                exclude=roster_names(args.exclude, args.exclude_file),
                 replace=args.replace,
                 verdict_conflicts=args.verdict_conflicts,
                 cohort=args.cohort,

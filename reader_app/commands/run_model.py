@@ -27,6 +27,7 @@ from reader_app.commands.progress_bar import RunProgressBar
 from reader_app.core.settings import Settings
 from reader_app.grading.config import GradingConfigError, grading_config, study_judges
 from reader_app.llm import ChatClient, endpoint_host
+from reader_app.llm.json_format import JSON_MODES
 from reader_app.llm.judges import JudgeConfig
 from reader_app.llm.prompts import DEFAULT_PROMPT, Prompt, load_prompt
 from reader_app.models import Study
@@ -185,6 +186,13 @@ def add_request_options(p: argparse.ArgumentParser) -> None:
         help="JSON object merged into each request, e.g. '{\"top_p\": 0.9}'; null drops a field",
     )
     p.add_argument(
+        "--json",
+        choices=JSON_MODES,
+        help="hold the reply to JSON with the request's response_format: strict (json_schema "
+        "of the prompt's fields) or object (json_object, for endpoints without schemas); "
+        "recorded in the run (default: none sent)",
+    )
+    p.add_argument(
         "--timeout",
         type=float,
         default=120.0,
@@ -241,6 +249,7 @@ def run_spec(args: argparse.Namespace) -> RunSpec:
         images_per_request=args.images_per_request,
         no_images=args.no_images,
         cohort=args.cohort,
+        json_mode=args.json,
     )
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from reader_app.commands.common import fail
+from reader_app.commands.common import CommandError, fail, roster_names
 from reader_app.commands.score_reports import (
     graded_rows,
     is_report_file,
@@ -35,6 +35,7 @@ from reader_app.commands.score_reports import (
 )
 from scoring import (
     H_AGGREGATES,
+    HANDOVER_VARIANTS,
     WEIGHTS,
     FrameError,
     ScoringParams,
@@ -91,6 +92,19 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="RadLE input: keep rows with access == excluded (left out by default)",
     )
     parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="RadLE input: leave out this model (its candidate name), e.g. one taken off the "
+        "board; repeat for more",
+    )
+    parser.add_argument(
+        "--exclude-file",
+        metavar="FILE",
+        help="RadLE input: a roster of models to leave out, one name a line (# comments)",
+    )
+    parser.add_argument(
         "--cases",
         metavar="FILE",
         help="fix the scored case set: one case_id per line (default: every case in the input)",
@@ -121,10 +135,18 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="Likert threshold of autonomous answers for R and H (default: 3)",
     )
     parser.add_argument(
+        "--h-variant",
+        choices=sorted(HANDOVER_VARIANTS),
+        default=_DEFAULTS.h_variant,
+        help="RadLE-H definition (SCORING.md section 3): v2 (default; D = share of the wrong "
+        "answers handed over) or v1 (the earlier one; 1.0 is its old name)",
+    )
+    parser.add_argument(
         "--h-aggregate",
         choices=H_AGGREGATES,
-        default=_DEFAULTS.h_aggregate,
-        help="how H combines R, Cov and D (default: geometric)",
+        default=None,
+        help="how H combines R, Cov and D (default: the variant's own, harmonic for v2, "
+        "geometric for v1)",
     )
     parser.add_argument(
         "--min-completion",
@@ -182,6 +204,7 @@ def run(args: argparse.Namespace) -> int:
             idk_score=args.idk_score,
             tau_high=args.tau_high,
             h_aggregate=args.h_aggregate,
+            h_variant=args.h_variant,
             min_completion=args.min_completion,
             n_boot=args.bootstrap,
             seed=args.seed,
@@ -189,7 +212,11 @@ def run(args: argparse.Namespace) -> int:
             weight=args.weight,
         )
         if args.input_format == "radle":
-            frame = read_radle_csv(args.responses, include_excluded=args.include_excluded)
+            frame = read_radle_csv(
+                args.responses,
+                include_excluded=args.include_excluded,
+                exclude=roster_names(args.exclude, args.exclude_file),
+            )
         else:
             frame = read_responses_csv(args.responses)
         if len(frame) == 0:
@@ -207,7 +234,7 @@ def run(args: argparse.Namespace) -> int:
     except UngradedRowsError as exc:
         print(f"readerstudy score: error: {exc}\n{UNGRADED_HINT}.", file=sys.stderr)
         return 2
-    except (FrameError, ValueError, OSError) as exc:
+    except (FrameError, ValueError, OSError, CommandError) as exc:
         print(f"readerstudy score: error: {exc}", file=sys.stderr)
         return 2
     if args.format == "json":
@@ -237,12 +264,14 @@ def _run_reports(args: argparse.Namespace) -> int:
     try:
         graded, ungraded = graded_rows(read_responses_csv(args.responses))
         if graded.empty:
-            what = f"{ungraded} report row(s), none with a score yet" if ungraded else "no rows"
+            what = (
+                f"{ungraded} answered report(s), none with a score yet" if ungraded else "no rows"
+            )
             return fail(
                 f"{args.responses} has {what}: nothing to score "
                 "(judge-reports or the adjudicators' Reports queue give the scores)"
             )
-        board = rubric_report(graded, n_boot=args.bootstrap, seed=args.seed)
+        board = rubric_report(graded, n_boot=args.bootstrap, seed=args.seed, pending=ungraded)
     except (FrameError, ValueError, OSError) as exc:
         return fail(f"cannot score {args.responses}: {exc}")
     if args.format == "json":

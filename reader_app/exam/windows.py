@@ -23,6 +23,7 @@ PRESET_LABELS = {
     "brain": "Brain",
     "original": "Original",
     "auto": "Full range",
+    "per-slice": "Per slice",
     "": "Image",
 }
 

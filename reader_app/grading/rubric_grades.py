@@ -14,17 +14,14 @@ from sqlmodel import Session, col, select
 from reader_app.core.errors import ReaderStudyError
 from reader_app.grading.responders import responder_columns
 from reader_app.models import Case, Response, RubricGrade, RubricJudgement
+from reader_app.study.case_reports import report_case_ids
+from scoring import RUBRIC_MAX as RUBRIC_MAX  # re-exported: the grading pages' bound
+from scoring import TIERS, count_unjudged
+from scoring import rubric_tier as scoring_tier
 
-RUBRIC_MAX = 40
-# (tier, lowest, highest), best first: SCORING.md section 6
-RUBRIC_TIERS = (
-    ("Exceptional", 38, 40),
-    ("Strong", 32, 37),
-    ("Solid", 24, 31),
-    ("Mixed", 16, 23),
-    ("Poor", 8, 15),
-    ("Fail", 0, 7),
-)
+# (tier, lowest, highest), best first: SCORING.md section 6, from its one home in
+# scoring.rubric, capitalised for display
+RUBRIC_TIERS = tuple((name.capitalize(), low, high) for name, low, high in TIERS)
 RUBRIC_COLUMNS = ["responder", "kind", "group", "case_id", "rubric"]
 FABRICATION_COLUMNS = ["responder", "kind", "group", "case_id", "fabrication"]
 
@@ -34,10 +31,11 @@ class RubricError(ReaderStudyError, ValueError):
 
 
 def rubric_tier(score: int) -> str:
-    for name, low, high in RUBRIC_TIERS:
-        if low <= score <= high:
-            return name
-    raise RubricError(f"a rubric grade is a whole number 0..{RUBRIC_MAX}")
+    """The tier of a 0..40 grade, capitalised for display (``scoring.rubric_tier``)."""
+    try:
+        return scoring_tier(score).capitalize()
+    except ValueError as exc:
+        raise RubricError(f"a rubric grade is a whole number 0..{RUBRIC_MAX}") from exc
 
 
 def agreed_judgements(session: Session, study_id: int) -> dict[int, int]:
@@ -92,6 +90,38 @@ def rubric_frame(*, session: Session, study_id: int) -> pd.DataFrame:
     frame = pd.DataFrame.from_records(records, columns=RUBRIC_COLUMNS)
     frame["rubric"] = frame["rubric"].astype("Int64")
     return frame
+
+
+def report_score_frame(*, session: Session, study_id: int) -> tuple[pd.DataFrame, int]:
+    """Bench 2's reading (``scoring.rubric.count_unjudged``): every responder who answered
+    a report case, over every report case, a report that is "I don't know", failed,
+    invalid or missing counted 0; with ``counted_as``. Returns (frame, reports still
+    waiting for a score, left out)."""
+    graded = rubric_frame(session=session, study_id=study_id)
+    cases = report_case_ids(session=session, study_id=study_id)
+    rows = session.exec(
+        select(Response, Case.source_id)
+        .join(Case, col(Case.id) == Response.case_id)
+        .where(
+            Response.study_id == study_id,
+            col(Case.practice).is_(False),
+            col(Case.id).in_(cases or {-1}),
+        )
+        .order_by(col(Response.id))
+    ).all()
+    case_ids = session.exec(
+        select(Case.source_id)
+        .where(col(Case.id).in_(cases or {-1}), col(Case.practice).is_(False))
+        .order_by(col(Case.position))
+    ).all()
+    responder = responder_columns(session=session, study_id=study_id)
+    answers = pd.DataFrame.from_records(
+        [{**responder(resp), "case_id": sid, "status": resp.status} for resp, sid in rows],
+        columns=["responder", "kind", "group", "case_id", "status"],
+    )
+    scores = graded[["responder", "case_id", "rubric"]].drop_duplicates(["responder", "case_id"])
+    frame = answers.merge(scores, on=["responder", "case_id"], how="left")
+    return count_unjudged(frame, case_ids=list(case_ids))
 
 
 def report_fabrication(session: Session, study_id: int) -> dict[int, bool | None]:

@@ -112,7 +112,7 @@ def _derive(
             area = (
                 region
                 if arm == "occlude_relevant"
-                else irrelevant_area(region, settings.seed, slice_no)
+                else irrelevant_area(region, settings.seed, slice_no, job.source_id)
             )
             data = encode(occlude(pixels, area, fill_value(pixels, region, settings.fill)))
             described: str | None = area_text(area)
@@ -243,6 +243,14 @@ def plan_arm(
         choices = [c for c in choices if c in every and every[c].answer == "diagnosis"]
         if not choices:
             left_out[job.source_id] = "no other case has the same answer-key diagnosis"
+            continue
+        # a partner must send other bytes: a copy of the case's own images is no swap
+        own_bytes = {image.sha256 for image in job.images}
+        choices = [c for c in choices if not own_bytes & {i.sha256 for i in every[c].images}]
+        if not choices:
+            left_out[job.source_id] = (
+                "every case with the same answer-key diagnosis has the same image bytes"
+            )
             continue
         partner = every[_draw(settings.seed, job.source_id, choices)]
         for position, image in enumerate(partner.images):

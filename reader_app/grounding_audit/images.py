@@ -93,15 +93,23 @@ def occlude(pixels: Pixels, area: BoolArray, value: npt.NDArray[np.uint8]) -> Pi
     return out
 
 
-def _rng(seed: int, slice_no: int | None) -> np.random.Generator:
-    return np.random.default_rng([seed, 0 if slice_no is None else slice_no])
+def _rng(seed: int, slice_no: int | None, case_key: str = "") -> np.random.Generator:
+    entropy = [seed, 0 if slice_no is None else slice_no]
+    if case_key:  # each case its own draw, the same whatever the database
+        digest = hashlib.sha256(case_key.encode("utf-8")).digest()
+        entropy.append(int.from_bytes(digest[:4], "big"))
+    return np.random.default_rng(entropy)
 
 
-def irrelevant_area(region: BoolArray, seed: int, slice_no: int | None = None) -> BoolArray:
+def irrelevant_area(
+    region: BoolArray, seed: int, slice_no: int | None = None, case_key: str = ""
+) -> BoolArray:
     """The region's shape, moved by ``seed`` to lie inside the image off the region.
 
-    The draw depends on the seed and the slice only, so the same slice under
-    several windows gets the same place. Raises NoRoomError if there is none.
+    The draw depends on the seed, the slice and the case (``case_key``, its manifest
+    id: without it, same-sized images would put the region at the same place on
+    most cases), so the same slice under several windows gets the same place.
+    Raises NoRoomError if there is none.
     """
     ys, xs = np.nonzero(region)
     if ys.size == 0:
@@ -116,7 +124,7 @@ def irrelevant_area(region: BoolArray, seed: int, slice_no: int | None = None) -
     def clear(top: int, left: int) -> bool:
         return not bool((region[top : top + h, left : left + w] & shape).any())
 
-    rng = _rng(seed, slice_no)
+    rng = _rng(seed, slice_no, case_key)
     spot: tuple[int, int] | None = None
     for _ in range(_TRIES):
         top, left = int(rng.integers(0, rows - h + 1)), int(rng.integers(0, cols - w + 1))

@@ -32,7 +32,7 @@ from reader_app.core.text_rules.imported import (
 from reader_app.ingest.dicom_terms import manifest_modality
 from reader_app.ingest.errors import IngestError
 from reader_app.study.config import ANSWER_MODES
-from reader_app.study.window_presets import ORIGINAL, STORED_NAMES, WINDOW_PRESETS
+from reader_app.study.window_presets import ORIGINAL, PER_SLICE, STORED_NAMES, WINDOW_PRESETS
 from scoring import Box, RegionError, parse_region
 
 COLUMNS = (
@@ -61,7 +61,11 @@ OPTIONAL_COLUMNS = (
 )
 
 REQUIRED = ("case_id", "kind", "files", "diagnosis")
-WINDOW_NAMES = (*WINDOW_PRESETS, ORIGINAL)  # "file", the old name of "original", is read too
+WINDOW_NAMES = (
+    *WINDOW_PRESETS,
+    ORIGINAL,
+    PER_SLICE,
+)  # "file", the old name of "original", is read too
 TRUE = {"true", "yes", "1", "y"}
 FALSE = {"false", "no", "0", "n", ""}
 

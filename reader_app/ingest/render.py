@@ -17,7 +17,7 @@ from pydicom.dataset import Dataset
 from pydicom.pixels.processing import apply_voi_lut, apply_windowing
 
 from reader_app.study.casebank import RenderedImage
-from reader_app.study.window_presets import WINDOW_PRESETS, Window
+from reader_app.study.window_presets import PER_SLICE, WINDOW_PRESETS, Window
 
 MAX_SIDE = 1460  # Streamlit's st.image display limit on the long side
 
@@ -116,7 +116,7 @@ def resolve_windows(
 
 
 def grey_to_uint8(image: SourceImage, window: str) -> np.ndarray:
-    if window == "auto":
+    if window in ("auto", PER_SLICE):  # one image: its own range either way
         out = auto_range(image.pixels)
     elif window == "file":
         if image.voi is None:

@@ -21,7 +21,7 @@ from PIL import Image, ImageDraw, ImageFont
 from reader_app.ingest.render import apply_window, auto_range, encode_png
 from reader_app.ingest.volume import Volume
 from reader_app.study.casebank import RenderedImage
-from reader_app.study.window_presets import WINDOW_PRESETS
+from reader_app.study.window_presets import PER_SLICE, WINDOW_PRESETS
 
 STRIP_SLICES = 16
 MIN_LABELLED_TILE = 96  # px: below this the montage carries no burned-in labels
@@ -57,6 +57,8 @@ def window_slices(slices: Sequence[np.ndarray], window: str, volume: Volume) -> 
         lo = min(float(s.min()) for s in slices)
         hi = max(float(s.max()) for s in slices)
         out = [auto_range(s, lo, hi) for s in slices]
+    elif window == PER_SLICE:  # Bench 2: each slice to 8 bits on its own range
+        out = [auto_range(s) for s in slices]
     else:
         spec = volume.file_window if window == "file" else WINDOW_PRESETS[window]
         if spec is None:

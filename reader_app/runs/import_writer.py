@@ -53,6 +53,8 @@ class ImportRow:
     image_sha256: str = ""  # what the model was shown, when the file says so
     location: ParsedLocation = ABSENT  # normalized to the images shown (runs.grounded)
     cohort: str | None = None  # the run's cohort (RadLE: access/domain); None keeps it
+    # a new imported reader's profile_json (RadLE: {"radle": {"role", "seniority"}})
+    reader_profile: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -165,7 +167,13 @@ def _reader(session: Session, study: Study, row: ImportRow) -> Reader:
         if len(row.responder) > 64:
             raise RunImportError(f"reader code {row.responder[:70]!r}... is over 64 characters")
         assert study.id is not None
-        reader = Reader(study_id=study.id, code=row.responder, role="reader", group_name=row.group)
+        reader = Reader(
+            study_id=study.id,
+            code=row.responder,
+            role="reader",
+            group_name=row.group,
+            profile_json=json.dumps(row.reader_profile, sort_keys=True),
+        )
         session.add(reader)
         session.flush()
     return reader

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -180,32 +180,44 @@ def _text_or_none(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def radle_rows(text: str, *, include_excluded: bool) -> list[ImportRow]:
-    """A RadLE long-master CSV via scoring.io.radle, row provenance kept in meta."""
+def radle_rows(
+    text: str, *, include_excluded: bool, exclude: Sequence[str] = ()
+) -> list[ImportRow]:
+    """A RadLE long-master CSV read by scoring.io.radle (its rows, readers, roster and
+    row rules), with each row's provenance kept in meta and a reader's RadLE role and
+    raw seniority in their profile."""
     raw = read_responses_csv(io.StringIO(text))
     try:
-        frame = radle_to_tidy(raw, include_excluded=True)  # every row, in file order
+        frame = radle_to_tidy(raw, include_excluded=include_excluded, exclude=exclude)
     except FrameError as exc:
         raise RunImportError(str(exc)) from exc
-    keep = raw["access"].str.strip().str.lower() != "excluded"
-    if include_excluded:
-        keep[:] = True
-    raw, frame = raw[keep.to_numpy()], frame[keep.to_numpy()]
+    blank = frame[(frame["status"] == "answered") & (frame["diagnosis"] == "")]
+    if len(blank):
+        pairs = [f"{r}/{c}" for r, c in zip(blank["responder"], blank["case_id"], strict=True)]
+        raise RunImportError(
+            f"{len(pairs)} row(s) give a Likert but no diagnosis ({', '.join(pairs[:20])}): "
+            "RadLE scores them by their verdict, but a study's grade memory cannot grade an "
+            "empty answer; score the file with `readerstudy score --input-format radle`"
+        )
+    sources = raw.iloc[frame["source_row"].to_numpy()].to_dict(orient="records")
     rows = []
-    for source, tidy, cohort in zip(
-        raw.to_dict(orient="records"),
+    for source, tidy, extra in zip(
+        sources,
         _tidy(frame).to_dict(orient="records"),
-        frame["cohort"],
+        frame[["cohort", "role", "seniority"]].to_dict(orient="records"),
         strict=True,
     ):
         meta = {"radle": {k: source[k] for k in RADLE_PROVENANCE if source.get(k)}}
+        human = tidy["kind"] == "human"
+        profile = {k: extra[k] for k in ("role", "seniority") if human and extra[k]}
         rows.append(
             _row(
                 tidy,
                 raw_reply=source["diagnosis"] or None,
-                model=source["candidate"],
+                model=None if human else source["candidate"],
                 meta=meta,
-                cohort=cohort,  # access/domain: closed/general, open/medical, ...
+                cohort=extra["cohort"],  # access/domain: closed/general, open/medical, ...
+                reader_profile={"radle": profile} if profile else {},
             )
         )
     return rows
@@ -223,6 +235,7 @@ def import_run_file(
     group: str | None = None,
     prompt_version: str | None = None,
     include_excluded: bool = False,
+    exclude: Sequence[str] = (),
     replace: bool = False,
     verdict_conflicts: str = "error",
     actor: str = "cli",
@@ -233,7 +246,8 @@ def import_run_file(
 
     ``fmt`` is jsonl, csv or radle (detected when None). ``name`` names the run
     when the file has no responder column. Existing (responder, case) rows are
-    kept unless ``replace``. ``cohort`` is the runs' cohort for JSONL / CSV (over a
+    kept unless ``replace``. ``exclude`` (RadLE) names models taken off the board.
+    ``cohort`` is the runs' cohort for JSONL / CSV (over a
     ``cohort`` column); a RadLE file brings its own (access/domain). Raises
     RunImportError with a message for the user.
     """
@@ -248,7 +262,9 @@ def import_run_file(
             raise RunImportError(
                 "a RadLE file names each run's cohort (access/domain): no --cohort with it"
             )
-        rows = radle_rows(text, include_excluded=include_excluded)
+        rows = radle_rows(text, include_excluded=include_excluded, exclude=exclude)
+    elif exclude:
+        raise RunImportError("--exclude is for a RadLE file (it names models of its roster)")
     else:
         rows = model_output_rows(text, fmt, name=name, model=model, group=group, cohort=cohort)
     params = {

@@ -18,6 +18,7 @@ from sqlalchemy import update
 from sqlmodel import Session, col, select
 
 from reader_app.core.errors import ReaderStudyError
+from reader_app.llm.json_format import JSON_MODES, response_format
 from reader_app.llm.prompts import Prompt, load_prompt
 from reader_app.llm.request import request_params
 from reader_app.models import ModelRun, Response, Study, utcnow
@@ -64,6 +65,9 @@ class RunSpec:
     # and this run's index 1..N; both None for a single run (repeat_name builds the name)
     run_group: str | None = None
     repeat_index: int | None = None
+    # run-model --json: "strict" (json_schema of the prompt's fields) or "object"
+    # (json_object) as the request's response_format; None sends none (llm/json_format.py)
+    json_mode: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name.strip() or len(self.name) > 200:
@@ -77,6 +81,8 @@ class RunSpec:
             raise ValueError(f"strip mode must be one of {STRIP_MODES}, not {self.strip_mode!r}")
         if self.slice_scaling not in (None, "per-slice"):
             raise ValueError(f"slice scaling must be 'per-slice' or None: {self.slice_scaling!r}")
+        if self.json_mode not in (None, *JSON_MODES):
+            raise ValueError(f"--json must be one of {', '.join(JSON_MODES)}")
         if self.images_per_request is not None and self.images_per_request < 1:
             raise ValueError("images per request must be at least 1")
         if self.cohort is not None and not 0 < len(self.cohort.strip()) <= 64:
@@ -86,13 +92,19 @@ class RunSpec:
         if self.repeat_index is not None and self.repeat_index < 1:
             raise ValueError("a repeat index is 1 or more")
 
-    def sampling(self) -> dict[str, Any]:
-        """Request fields besides model and messages; ``extra`` wins, and None drops a field."""
+    def sampling(self, prompt: Prompt | None = None) -> dict[str, Any]:
+        """Request fields besides model and messages; ``extra`` wins, and None drops a field.
+        With ``json_mode`` and the ``prompt`` asked, its ``response_format``."""
+        fmt = (
+            {"response_format": response_format(self.json_mode, prompt)}
+            if self.json_mode and prompt is not None
+            else {}
+        )
         return request_params(
             temperature=self.temperature,
             seed=self.seed,
             max_tokens=self.max_tokens,
-            extra=self.extra,
+            extra={**fmt, **self.extra},
         )
 
     def request_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -124,6 +136,7 @@ def run_params(spec: RunSpec, prompt: Prompt) -> dict[str, Any]:
         # only when set, so the records of earlier runs still match on resume
         **({"no_images": True} if spec.no_images else {}),
         **({"slice_scaling": spec.slice_scaling} if spec.slice_scaling else {}),
+        **({"json": spec.json_mode} if spec.json_mode else {}),
     }
 
 

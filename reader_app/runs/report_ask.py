@@ -83,7 +83,7 @@ def ask_report_case(
     reasonings: list[str] = []
     for label, messages in requests:
         try:
-            result = client.complete(messages, model=spec.model, params=spec.sampling())
+            result = client.complete(messages, model=spec.model, params=spec.sampling(prompt))
         except FatalEndpointError:
             raise
         except EndpointError as exc:

@@ -153,7 +153,7 @@ def ask(
         return failure_outcome(job, shown_at, f"image refused, not sent: {exc}")
     shown_at = utcnow()
     try:
-        result = client.complete(messages, model=spec.model, params=spec.sampling())
+        result = client.complete(messages, model=spec.model, params=spec.sampling(prompt))
     except FatalEndpointError:
         raise
     except EndpointError as exc:

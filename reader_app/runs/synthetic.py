@@ -30,7 +30,9 @@ from reader_app.runs.importers import import_run_file
 from reader_app.study.casebank import RenderedImage, add_case, create_study, get_study
 
 RADLE_SLUG: Final = "radle-scale"
-GROUPS: Final = ("board-certified", "PGY3", "PGY1")
+# raw seniorities (RadLE's rater_seniority); the importer maps them to RadLE's two
+# comparison groups: PGY2 and PGY3 are trainees, everyone else board-certified
+GROUPS: Final = ("post-MD 6y", "PGY3", "PGY2")
 PROVIDERS: Final = ("OpenAI", "Anthropic", "Google", "xAI", "Meta")
 COLUMNS: Final = (
     "run_id",
@@ -120,8 +122,11 @@ def radle_csv(scale: Scale = RADLE_SCALE) -> str:
                 [
                     "synthetic_radle_scale",
                     case + 1,
-                    name,
-                    "" if domain == "human" else group,
+                    # RadLE's shape: a reader's role in candidate, their code in provider
+                    ("Trainee" if group.startswith("PGY") else "Radiologist")
+                    if domain == "human"
+                    else name,
+                    name if domain == "human" else group,
                     "human" if domain == "human" else "closed",
                     domain,
                     truth,

@@ -43,7 +43,7 @@ from reader_app.core.text_rules.imported import MAX_CONSENT, MAX_LABEL, MAX_TITL
 from reader_app.llm.judges import JUDGE_NAME
 from reader_app.llm.prompts import builtin_prompts
 from reader_app.models import Study
-from reader_app.study.window_presets import WINDOW_PRESETS
+from reader_app.study.window_presets import PER_SLICE, WINDOW_PRESETS
 
 DEFAULT_LIKERT: tuple[str, str, str, str, str] = (
     "Not at all confident",
@@ -179,10 +179,9 @@ class StudyConfig:
             config = replace(config, report_fields=report_fields(raw["report_fields"]))
         if "default_windows" in raw:
             wins = raw["default_windows"]
-            if not isinstance(wins, list) or not all(w in WINDOW_PRESETS for w in wins):
-                raise StudyConfigError(
-                    "default_windows", f"must be a list of {', '.join(WINDOW_PRESETS)}"
-                )
+            names = (*WINDOW_PRESETS, PER_SLICE)
+            if not isinstance(wins, list) or not all(w in names for w in wins):
+                raise StudyConfigError("default_windows", f"must be a list of {', '.join(names)}")
             config = replace(config, default_windows=tuple(dict.fromkeys(wins)))
         if "theme" in raw:
             if raw["theme"] not in THEMES:

@@ -27,6 +27,12 @@ WINDOW_PRESETS: dict[str, Window] = {
 }
 
 
+# Bench 2's "each slice is intensity-normalized to an 8-bit grayscale image": the full
+# range of each strip slice on its own (``auto`` takes one range for the whole strip).
+# A study that names it (study.toml ``default_windows``, or the manifest's ``windows``)
+# shows readers and sends models the same per-slice PNGs; on a single image it is ``auto``.
+PER_SLICE = "per-slice"
+
 # The file's own window is stored as "file" (ingest's name since the start) and named
 # "original" everywhere a person reads it: the page, the viewer record, the exports and
 # the manifest (which takes both). Old records that say "file" read as "original".

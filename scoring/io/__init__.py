@@ -20,7 +20,7 @@ from scoring.io.model_output import (
     json_objects,
     parse_model_output,
 )
-from scoring.io.radle import radle_to_tidy, read_radle_csv
+from scoring.io.radle import radle_to_tidy, read_radle_csv, read_roster
 from scoring.io.report_output import MAX_FIELD_CHARS, ParsedReport, parse_report
 
 __all__ = [
@@ -43,4 +43,5 @@ __all__ = [
     "read_model_jsonl",
     "read_radle_csv",
     "read_responses_csv",
+    "read_roster",
 ]

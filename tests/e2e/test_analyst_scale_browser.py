@@ -54,7 +54,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("analyst_scale_browse
 
 WIDE = {"width": 1440, "height": 900}
 SMALL = {"width": 1024, "height": 768}
-POOLS = ["Human pool", "Pool: board-certified", "Pool: PGY3", "Pool: PGY1"]
+POOLS = ["Human pool", "Pool: board-certified", "Pool: trainees"]  # RadLE's two groups
 COHORTS = ["Cohort: closed/general"]
 SLOW = 120_000
 

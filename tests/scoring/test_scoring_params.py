@@ -20,14 +20,28 @@ def test_defaults_and_record() -> None:
     assert (p.idk_score, p.tau_high, p.h_aggregate, p.min_completion, p.n_boot, p.seed) == (
         0.0,
         3,
-        "geometric",
+        "harmonic",  # RadLE-H v2's own mean (SCORING.md section 3)
         1.0,
         2000,
         0,
     )
     record = p.to_dict()
     assert record["scoring_spec_version"] == SCORING_SPEC_VERSION == "1.0"
-    assert record["s_variant"] == "1.0" and record["h_variant"] == "1.0"
+    assert record["s_variant"] == "1.0" and record["h_variant"] == "v2"
+    assert record["h_aggregate"] == "harmonic"
+
+
+def test_h_variant_brings_its_own_mean_unless_told() -> None:
+    # v1 (and its old name 1.0) is the geometric mean unless h_aggregate says otherwise;
+    # the resolved mean is what every result records.
+    assert ScoringParams(h_variant="v1").to_dict()["h_aggregate"] == "geometric"
+    assert ScoringParams(h_variant="1.0").h_aggregate == "geometric"
+    assert ScoringParams(h_variant="v1", h_aggregate="harmonic").h_aggregate == "harmonic"
+    assert ScoringParams(h_variant="v2", h_aggregate="geometric").h_aggregate == "geometric"
+    # a recorded params dict rebuilds the same params
+    record = ScoringParams(h_variant="v1").to_dict()
+    del record["scoring_spec_version"]
+    assert ScoringParams(**record) == ScoringParams(h_variant="v1")
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ import streamlit as st
 from reader_app.analysis.data import ANALYSIS_ROLES
 from reader_app.analysis.report_scores import (
     ReportBoard,
+    board_of,
     display_comparisons,
     display_reports,
     grader_agreement,
@@ -24,17 +25,17 @@ from reader_app.analysis.report_scores import (
 from reader_app.charts.rubric import score_histogram_chart, tier_distribution_chart
 from reader_app.core.auth import require_role
 from reader_app.core.csv_safe import spreadsheet_csv
-from reader_app.grading.rubric_grades import rubric_frame
+from reader_app.grading.rubric_grades import report_score_frame
 from reader_app.ui.components.charts import chart_panel
 from reader_app.ui.components.safe_text import labelled
 from reader_app.ui.context import SignedIn, db_session, load_reader
-from scoring import ScoringParams, rubric_scores
+from scoring import ScoringParams
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _board(digest: str, frame: pd.DataFrame, n_boot: int, seed: int) -> ReportBoard:
+def _board(digest: str, frame: pd.DataFrame, n_boot: int, seed: int, pending: int) -> ReportBoard:
     del digest  # the cache key; the frame itself is hashed by Streamlit too
-    return ReportBoard(frame, rubric_scores(frame, n_boot=n_boot, seed=seed, n_perm=n_boot))
+    return board_of(frame, n_boot=n_boot, seed=seed, pending=pending)
 
 
 def load_reports(user: SignedIn, params: ScoringParams) -> ReportBoard:
@@ -42,9 +43,9 @@ def load_reports(user: SignedIn, params: ScoringParams) -> ReportBoard:
         actor, study = load_reader(session, user)
         require_role(actor, *ANALYSIS_ROLES)
         assert study.id is not None
-        frame = rubric_frame(session=session, study_id=study.id)
+        frame, pending = report_score_frame(session=session, study_id=study.id)
     digest = hashlib.sha256(frame.to_csv(index=False).encode("utf-8")).hexdigest()
-    return _board(digest, frame, params.n_boot, params.seed)
+    return _board(digest, frame, params.n_boot, params.seed, pending)
 
 
 def reports_panel(board: ReportBoard, *, slug: str) -> None:
@@ -57,15 +58,22 @@ def reports_panel(board: ReportBoard, *, slug: str) -> None:
         return
     st.subheader("Report rubric (0-40), 95% bootstrap CIs")
     st.caption(
-        "Total of the ceiling (40 per report) · mean and % of the ceiling [95% paired "
-        "case-bootstrap CI] · SD · median · range · reports per tier (Exceptional 38-40, "
-        "Strong 32-37, Solid 24-31, Mixed 16-23, Poor 8-15, Fail 0-7). The human pool "
-        "averages the readers' scores on each case."
+        "Ranked by the share of the ceiling over every report case, as Bench 2 counts: an "
+        '"I don\'t know", failed or missing report counts 0 (Fail). Total of the ceiling '
+        "(40 per report case) · mean and % of the ceiling [95% paired case-bootstrap CI] · "
+        "SD · median · range · reports per tier (Exceptional 38-40, Strong 32-37, Solid "
+        "24-31, Mixed 16-23, Poor 8-15, Fail 0-7); then, secondary, the judged reports "
+        "alone. The human pool averages the readers' scores on each case."
+        + (
+            f" {board.pending} report(s) still wait for a score and are left out."
+            if board.pending
+            else ""
+        )
     )
     shown = display_reports(board)
     st.dataframe(shown, column_config=labelled(shown), hide_index=True, key="rp_table")
     st.download_button(
-        "Report scores CSV (one row per graded report)",
+        "Report scores CSV (one row per report case and responder)",
         data=spreadsheet_csv(report_export(board.frame)),
         file_name=f"{slug}-reports.csv",
         mime="text/csv",

@@ -17,6 +17,8 @@ from reader_app.analysis.exports import export_frame
 from reader_app.analysis.html_report import render_report
 from reader_app.analysis.mrmc import MRMC_COLUMNS
 from reader_app.analysis.report_scores import (
+    COUNTED_FAIL,
+    JUDGED_ONLY,
     display_comparisons,
     display_reports,
     report_board,
@@ -84,13 +86,21 @@ def test_report_board_tables_and_chart(session: Session, settings: Settings) -> 
     table = display_reports(board).set_index("Responder")
     assert table.loc["R01", "Total"] == "86 / 120"
     assert table.loc["R01", "Mean (0-40)"].startswith("28.7 [")  # 86 / 3
-    # pool per case: ct-01 (36+30)/2 = 33, ct-02 (20+26)/2 = 23, ct-03 30 -> mean 86/3
-    assert table.loc["human pool", "Mean (0-40)"].startswith("28.7 [")
+    # R02 has no report on ct-03: Bench 2 counts it 0 (Fail) -> 56 / 120, judged only 56 / 80
+    assert table.loc["R02", "Total"] == "56 / 120" and table.loc["R02", "Fail"] == 1
+    assert table.loc["R02", COUNTED_FAIL] == "1"
+    assert table.loc["R02", JUDGED_ONLY] == "28.0, 70.0% of 80 (2 judged)"
+    # pool per case: ct-01 (36+30)/2 = 33, ct-02 (20+26)/2 = 23, ct-03 (30+0)/2 = 15
+    # -> mean 71/3 = 23.7; tiers strong, mixed, poor
+    assert table.loc["human pool", "Mean (0-40)"].startswith("23.7 [")
     assert (table.loc["human pool", "Strong"], table.loc["human pool", "Mixed"]) == (1, 1)
+    assert table.loc["human pool", "Poor"] == 1
     assert table.loc[HOSTILE, "Exceptional"] == 1 and table.loc[HOSTILE, "Fail"] == 1
+    # ranked by the share of the ceiling: R01 86, pool 71, R02 56, the model 55
+    assert list(table.index) == ["R01", "human pool", "R02", HOSTILE]
     comp = display_comparisons(board).set_index("Model")
-    # d = (10-33, 40-23, 5-30) = (-23, 17, -25): mean -31/3 = -10.3
-    assert comp.loc[HOSTILE, "Model - pool [95% CI]"].startswith("-10.3 [")
+    # d = (10-33, 40-23, 5-15) = (-23, 17, -10): mean -16/3 = -5.3
+    assert comp.loc[HOSTILE, "Model - pool [95% CI]"].startswith("-5.3 [")
     assert comp.loc[HOSTILE, "Paired reports"] == 3
     tiers = tier_counts(board)
     assert tiers.groupby("name")["share"].sum().round(9).eq(1.0).all()

@@ -169,7 +169,8 @@ def test_the_synthetic_study_is_complete_and_graded(session: Session, settings: 
     assert data.responders("human") == ["R01", "R02", "R03"]
     assert data.responders("model") == ["model-01", "model-02"]
     groups = data.frame[data.frame["kind"] == "human"].groupby("responder")["group"].first()
-    assert list(groups) == ["board-certified", "PGY3", "PGY1"]
+    # seniorities post-MD 6y, PGY3, PGY2 in RadLE's two groups
+    assert list(groups) == ["board-certified", "trainees", "trainees"]
 
     # imported readers on the coordinator's progress page: never "invited", never stalled
     coordinator = make_reader(session, study, code="COORD", role="coordinator").reader

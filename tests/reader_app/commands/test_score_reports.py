@@ -10,8 +10,10 @@ import pytest
 
 from reader_app.cli import main
 
-# R01: 36, 20, 30 (total 86 of 120); R02: 30, 26 (56 of 80); model M: 10, 40, 5 (55 of 120)
-# pool per case: ct-01 (36 + 30) / 2 = 33, ct-02 (20 + 26) / 2 = 23, ct-03 30 -> 86 / 3
+# R01: 36, 20, 30 (total 86 of 120); R02: 30, 26 and "I don't know", which Bench 2 counts
+# 0 (56 of 120; judged only 56 of 80); model M: 10, 40, 5 (55 of 120)
+# pool per case: ct-01 (36 + 30) / 2 = 33, ct-02 (20 + 26) / 2 = 23, ct-03 (30 + 0) / 2 = 15
+# -> 71 / 3
 REPORTS = """responder,kind,group,case_id,status,findings,impression,likert,idk,rubric,tier
 R01,human,,ct-01,answered,"=A, b\nc",Imp,3,False,36,Strong
 R01,human,,ct-02,answered,x,y,2,False,20,Mixed
@@ -38,7 +40,7 @@ def test_report_rows_get_the_rubric_summary(
     assert main(["score", path, "--format", "json", "--bootstrap", "200"]) == 0
     out = json.loads(capsys.readouterr().out)
     rows = {r["responder"]: r for r in out["responders"]}
-    assert out["ungraded_rows_left_out"] == 1
+    assert out["ungraded_rows_left_out"] == 0  # the IDK is no row waiting for a score
     r01 = rows["R01"]
     assert (r01["n_cases"], r01["total"], r01["ceiling"]) == (3, 86, 120)
     assert r01["percent_of_ceiling"] == pytest.approx(100 * 86 / 120)
@@ -49,20 +51,22 @@ def test_report_rows_get_the_rubric_summary(
         20, 36, 1, 1, 1
     )  # fmt: skip
     assert r01["mean_ci_low"] <= r01["mean"] <= r01["mean_ci_high"]
-    assert rows["R02"]["total"] == 56 and rows["R02"]["n_cases"] == 2
+    r02 = rows["R02"]
+    assert (r02["total"], r02["n_cases"], r02["ceiling"], r02["n_fail"]) == (56, 3, 120, 1)
+    assert (r02["judged_total"], r02["judged_ceiling"], r02["n_counted_fail"]) == (56, 80, 1)
     pool = rows["human pool"]
-    assert pool["mean"] == pytest.approx(86 / 3)
+    assert pool["mean"] == pytest.approx(71 / 3)
     model = rows["M"]
     assert (model["n_exceptional"], model["n_poor"], model["n_fail"]) == (1, 1, 1)
     (comparison,) = out["comparisons"]
-    # d = (10 - 33, 40 - 23, 5 - 30) = (-23, 17, -25): mean -31 / 3
-    assert comparison["model"] == "M" and comparison["diff"] == pytest.approx(-31 / 3)
+    # d = (10 - 33, 40 - 23, 5 - 15) = (-23, 17, -10): mean -16 / 3
+    assert comparison["model"] == "M" and comparison["diff"] == pytest.approx(-16 / 3)
 
     assert main(["score", path, "--bootstrap", "200"]) == 0
     table = capsys.readouterr().out
     assert "Report rubric (0-40 per report" in table and "human pool" in table
     assert "86 / 120" in table and "Each model minus the human pool" in table
-    assert "1 report row(s) without a score yet were left out" in table
+    assert "56 / 120" in table and "still waiting for a score" not in table
     assert "RadLE" not in table and "1000" not in table  # not the diagnosis metrics
 
 
@@ -83,7 +87,7 @@ def test_a_reports_file_with_no_score_is_refused(
     )
     assert main(["score", unjudged]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("readerstudy: ") and "1 report row(s), none with a score yet" in err
+    assert err.startswith("readerstudy: ") and "1 answered report(s), none with a score yet" in err
 
 
 def test_a_bad_score_is_named_by_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -61,6 +61,7 @@ def test_occlusion_sets_the_area_to_the_fill_and_changes_nothing_else(
 ) -> None:
     refs = case_references(session=session, study_id=1)
     kinds = {c.id: c.kind for c in session.exec(select(Case))}
+    sources = {c.id: c.source_id for c in session.exec(select(Case))}
     rows = _images(session, arm)
     assert len(rows) == 6  # c1, c2, c3 one image each, c4 three slices
     changed = 0
@@ -73,7 +74,11 @@ def test_occlusion_sets_the_area_to_the_fill_and_changes_nothing_else(
             assert row.sha256 == row.source_sha256 and row.region is None
             continue
         changed += 1
-        area = region if arm == "occlude_relevant" else irrelevant_area(region, 0, slice_no)
+        area = (
+            region
+            if arm == "occlude_relevant"
+            else irrelevant_area(region, 0, slice_no, sources[row.case_id])  # drawn per case
+        )
         assert area.sum() == region.sum()
         fill = int(fill_value(before, region, "median")[0])
         assert fill == int(np.median(before[~region]))
@@ -196,3 +201,62 @@ def test_no_room_is_refused() -> None:
     region[0, 0] = False
     with pytest.raises(NoRoomError):
         irrelevant_area(region, 0)
+
+
+def test_the_irrelevant_region_is_drawn_per_case() -> None:
+    # The same 8x6 region on same-sized images: the seed and slice alone would put its
+    # twin at one place on every case; with the case's id each case draws its own.
+    region = np.zeros((48, 64), dtype=np.bool_)
+    region[10:16, 10:18] = True
+    keys = [f"case-{i:03d}" for i in range(12)]
+    places = {tuple(np.argwhere(irrelevant_area(region, 0, None, k))[0]) for k in keys}
+    assert len(places) >= 6  # (about 2,000 places: a repeat among 12 is rare, not 6)
+    without = {tuple(np.argwhere(irrelevant_area(region, 0))[0]) for _ in keys}
+    assert len(without) == 1
+    # the same case, seed and slice: the same place (a rerun reuses its images)
+    first = irrelevant_area(region, 3, 2, "c1")
+    assert (irrelevant_area(region, 3, 2, "c1") == first).all()
+
+
+def test_a_swap_partner_with_the_same_bytes_is_no_partner(
+    session: Session, settings: Settings
+) -> None:
+    from reader_app.grounding_audit.arms import AuditSettings, plan_arm
+    from reader_app.study.casebank import RenderedImage, add_case
+    from tests.reader_app.grounding_audit.audit_study import H, W, png
+
+    study = make_audit_study(session, settings.asset_dir)
+    # c6 and c7: one diagnosis, byte-identical images; c6 carries a region
+    pixels = np.full((H, W), 60, dtype=np.uint8)
+    pixels[5:9, 5:9] = 240
+    same = png(pixels)
+    for i, (source, ref) in enumerate([("c6", "5,5,4,4"), ("c7", None)], start=10):
+        add_case(
+            session=session,
+            asset_dir=settings.asset_dir,
+            study=study,
+            source_id=source,
+            kind="spot",
+            images=[RenderedImage(png=same, width=W, height=H)],
+            diagnosis="Rib fracture",
+            position=i,
+            history="Chest wall pain",
+            reference_region=ref,
+        )
+    session.commit()
+    plan = plan_arm(
+        session=session,
+        study=study,
+        arm="swap",
+        settings=AuditSettings(),
+        asset_dir=settings.asset_dir,
+    )
+    assert "c6" not in {job.source_id for job in plan.jobs}
+    assert "same image bytes" in plan.left_out["c6"]
+    # the other cases still swap, each to other bytes than its own
+    for job in plan.jobs:
+        own = {
+            i.sha256
+            for i in session.exec(select(CaseImage).where(CaseImage.case_id == job.case_id))
+        }
+        assert not own & {i.sha256 for i in job.images}

@@ -105,7 +105,7 @@ def test_all_problems_are_reported_with_line_and_field(tmp_path: Path) -> None:
         "manifest.csv line 6, field 'files', link.dcm: path escapes the manifest's folder",
         "manifest.csv line 7, field 'case_id': duplicate case id (first at manifest.csv line 2)",
         "manifest.csv line 8, field 'windows': unknown window 'abdomen'; "
-        "use lung, mediastinum, bone, brain, original",
+        "use lung, mediastinum, bone, brain, original, per-slice",
         "manifest.csv line 9, field 'practice': must be true or false, not 'maybe'",
         "manifest.csv line 10, field 'files', /etc/passwd: absolute path; "
         "give paths relative to the manifest",

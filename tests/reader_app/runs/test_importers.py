@@ -141,13 +141,15 @@ def radle_csv(extra: list[dict[str, str]]) -> bytes:
 
 
 HUMANS = [
-    {"candidate": "R01", "domain": "human", "access": "human", "rater_seniority": "PGY2",
+    {"candidate": "Trainee", "provider": "R01", "domain": "human", "access": "human",
+     "rater_seniority": "PGY2",
      "Master_Case_ID": "1", "diagnosis": "Carotid cavernous fistula", "likert": "3",
      "final_score_authoritative": "1"},
-    {"candidate": "R01", "domain": "human", "access": "human", "rater_seniority": "PGY2",
-     "Master_Case_ID": "2", "diagnosis": "Idon't know", "likert": "",
+    {"candidate": "Trainee", "provider": "R01", "domain": "human", "access": "human",
+     "rater_seniority": "PGY2", "Master_Case_ID": "2", "diagnosis": "Idon't know", "likert": "",
      "final_score_authoritative": "0"},
-    {"candidate": "R02", "domain": "human", "access": "human", "rater_seniority": "attending",
+    {"candidate": "Radiologist", "provider": "R02", "domain": "human", "access": "human",
+     "rater_seniority": "attending",
      "Master_Case_ID": "2", "diagnosis": "Tension pneumothorax", "likert": "4",
      "final_score_authoritative": "1"},
     {"candidate": "gpt_5_5", "Master_Case_ID": "2", "diagnosis": "PARSE_FAILED", "likert": "",
@@ -166,8 +168,8 @@ def test_radle_long_master_round_trips_through_the_study(
     assert len(summary.runs) == 6  # three access == excluded candidates are left out
     readers = session.exec(select(Reader).order_by(col(Reader.code))).all()
     assert [(r.code, r.group_name, r.role, r.token_hash) for r in readers] == [
-        ("R01", "PGY2", "reader", None),
-        ("R02", "attending", "reader", None),
+        ("R01", "trainees", "reader", None),
+        ("R02", "board-certified", "reader", None),
     ]
     verdicts = session.exec(select(Verdict)).all()
     assert {v.source for v in verdicts} == {"import"}
@@ -199,7 +201,8 @@ def test_radle_include_excluded_and_conflicting_verdicts(
     study = radle_study(session, settings)
     clash = [
         {
-            "candidate": "R09",
+            "candidate": "Radiologist",
+            "provider": "R09",
             "domain": "human",
             "access": "human",
             "Master_Case_ID": "1",

@@ -87,24 +87,55 @@ HEADER = (
 
 
 def test_humans_failures_and_idk_spellings() -> None:
+    # RadLE's shape: a human's provider is the reader, candidate their role.
     csv = HEADER + (
-        "1,R01,,closed,human,Carotid-cavernous fistula,4,False,False,1,PGY2\n"
-        "2,R01,,closed,human,Idon't know,,False,False,0,PGY2\n"
+        "1,Trainee,R01,human,human,Carotid-cavernous fistula,4,True,False,1,PGY2\n"
+        "2,Trainee,R01,human,human,Idon't know,,False,False,0,PGY2\n"
+        "1,Trainee,R02,human,human,Mucocele,2,False,False,0,PGY-3\n"
+        "1,Radiologist,R03,human,human,,3,False,False,1,post-MD 4y\n"
         "1,m1,Acme,open,general,PARSE_FAILED,,False,False,0,\n"
         "2,m1,Acme,open,general,Mucocele,3,False,True,0,\n"
         "3,m1,Acme,open,general,Mucocele,3,False,False,,\n"
+        "4,m1,Acme,open,general,Mucocele,PARSE_FAILED,False,False,0,\n"
     )
-    tidy = validate_frame(read_radle_csv(io.StringIO(csv)), require_verdicts=False)
+    frame = read_radle_csv(io.StringIO(csv))
+    tidy = validate_frame(frame, require_verdicts=False)
     by = {(r.responder, r.case_id): r for r in tidy.itertuples()}
-    assert by[("R01", "1")].kind == "human" and by[("R01", "1")].group == "PGY2"
-    assert by[("R01", "1")].status == "answered"
+    assert by[("R01", "1")].kind == "human" and by[("R01", "1")].group == "trainees"
+    assert by[("R01", "1")].status == "answered"  # `abstained` is not read
     assert by[("R01", "2")].status == "idk"
+    assert by[("R02", "1")].group == "trainees"  # PGY-3
+    # an empty diagnosis with a valid Likert is scored by its verdict (RadLE's score_row)
+    assert by[("R03", "1")].status == "answered" and by[("R03", "1")].correct == 1
+    assert by[("R03", "1")].group == "board-certified"
+    extra = frame.set_index(["responder", "case_id"])
+    assert extra.loc[("R02", "1"), "seniority"] == "PGY-3"
+    assert extra.loc[("R03", "1"), "role"] == "Radiologist"
     assert by[("m1", "1")].status == "failure"  # PARSE_FAILED
     assert by[("m1", "2")].status == "failure"  # technical_failure
+    assert by[("m1", "4")].status == "failure"  # PARSE_FAILED as the Likert
     assert by[("m1", "1")].group == "Acme"
     # the answered model row without a verdict must not be guessed
     with pytest.raises(FrameError, match="m1/3"):
         validate_frame(read_radle_csv(io.StringIO(csv)))
+
+
+@pytest.mark.parametrize(
+    ("seniority", "group"),
+    [("PGY2", "trainees"), ("pgy 3", "trainees"), ("PGY_2", "trainees"),
+     ("PGY4", "board-certified"), ("post-MD 1y", "board-certified"),
+     ("Attending", "board-certified"), ("", None)],
+)  # fmt: skip
+def test_radle_groups(seniority: str, group: str | None) -> None:
+    from scoring.io.radle import radle_group
+
+    assert radle_group(seniority) == group
+
+
+def test_human_rows_without_a_provider_are_refused() -> None:
+    csv = HEADER + "1,Trainee,,human,human,Mucocele,2,False,False,0,PGY2\n"
+    with pytest.raises(FrameError, match="provider"):
+        read_radle_csv(io.StringIO(csv))
 
 
 def test_not_a_radle_file() -> None:
