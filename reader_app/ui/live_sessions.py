@@ -24,6 +24,29 @@ def live_session(session_id: str, *, or_just_closed: bool = False) -> Any:
     return info.session if info is not None else None
 
 
+def sessions_of_browser(browser: str, *, or_just_closed: bool = False) -> list[Any]:
+    """The live AppSessions opened by this browser (its proof in the session's user info).
+
+    ``or_just_closed`` as in :func:`live_session`. A check that needs no request body:
+    the exam door refuses a browser with none of these before it reads a byte."""
+    from streamlit.runtime import Runtime
+
+    from reader_app.core.browser_proof import USER_KEY
+
+    if not Runtime.exists():
+        return []
+    manager = getattr(Runtime.instance(), "_session_mgr", None)
+    if manager is None:
+        return []
+    infos = manager.list_sessions() if or_just_closed else manager.list_active_sessions()
+    found = []
+    for info in infos:
+        user_info = getattr(info.session, "_user_info", None) or {}
+        if user_info.get(USER_KEY) == browser:
+            found.append(info.session)
+    return found
+
+
 def state_value(session: Any, key: str) -> Any:
     """``session_state[key]`` of a live session, or None (absent, or the state mid-change)."""
     try:
