@@ -53,7 +53,7 @@ from streamlit import config
 from reader_app.core.browser_proof import USER_KEY, browser_of
 from reader_app.core.db import get_engine
 from reader_app.core.settings import Settings
-from reader_app.exam.commit import commit_answer, keep_draft
+from reader_app.exam.commit import commit_answer, keep_draft_said
 from reader_app.exam.state import ExamState
 from reader_app.ui.components.exam_session import EXAM_KEY
 from reader_app.ui.live_sessions import live_session, sessions_of_browser, state_value
@@ -155,10 +155,10 @@ def exam_routes(settings: Settings) -> list[BaseRoute]:
         return outcome.json()
 
     def draft(_: ExamState, value: object, user: Any) -> dict[str, Any]:
-        kept = keep_draft(
+        said = keep_draft_said(
             value, reader_id=user.reader_id, token_hash=user.token_hash, sessions=sessions
         )
-        return {"kept": kept}
+        return said.json()
 
     return [
         Route(f"{door_url()}/answer", _endpoint(answer), methods=["POST"]),
