@@ -26,9 +26,10 @@ from sqlmodel import Session, col, select
 from benchmarks.memory import Sampler
 from reader_app.core.db import make_engine
 from reader_app.core.settings import load_settings
+from reader_app.exam.commit import NOT_CURRENT
 from reader_app.exam.next_case import next_case
 from reader_app.exam.order import ensure_order
-from reader_app.models import ExamDraft, Reader, Response
+from reader_app.models import Case, ExamDraft, Reader, ReaderOrder, Response
 from reader_app.ui.exam_door import BODY_DEADLINE_S, DOOR, MAX_BODY, MAX_IN_FLIGHT
 from tests.security.bare_client import http_request, live_visit, page_cookies, rss_kib
 from tests.security.test_web_doors import Site, served_site
@@ -209,6 +210,19 @@ def test_the_readers_own_post_stores_once_and_names_the_case_shown_next(door: Do
         door.db.expire_all()
         kept = door.db.exec(select(ExamDraft).where(ExamDraft.reader_id == door.reader_id)).one()
         assert kept.diagnosis == "Pneumo"
+
+        # an answer for a case of the exam that is not the one on screen (not answered):
+        # refused, and the notice says so, not "already saved" (issue 39)
+        other = door.db.exec(
+            select(Case.public_id)
+            .join(ReaderOrder, col(ReaderOrder.case_id) == Case.id)
+            .where(ReaderOrder.reader_id == door.reader_id, Case.public_id != door.case)
+        ).first()
+        assert other is not None
+        wrong = json.dumps({"session": reader.session_id, "value": _value(door, case=other)})
+        status, reply = _post(door, ANSWER, wrong.encode(), mine)
+        assert (status, reply["stored"], reply["notice"]) == (200, False, NOT_CURRENT)
+        assert _rows(door) == []
 
         body = json.dumps({"session": reader.session_id, "value": _value(door)}).encode()
         status, reply = _post(door, ANSWER, body, mine)
