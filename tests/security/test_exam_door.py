@@ -320,3 +320,19 @@ def test_a_readers_slow_bodies_are_bounded_in_number_and_time(door: Door) -> Non
         waited = time.monotonic() - started
     assert answers == [(408, True)] * MAX_IN_FLIGHT
     assert BODY_DEADLINE_S - 1 < waited < BODY_DEADLINE_S + 10, waited
+
+
+def test_streamlits_metrics_tell_a_stranger_no_session_token_case_or_answer(door: Door) -> None:
+    """Issue 39, not re-run in round 3: ``/_stcore/metrics`` (Streamlit's OpenMetrics route,
+    open to anyone) while a reader is signed in on the exam, after the answer stored above.
+    It gives cache sizes only: none of the session id, the reader's link token, the case's
+    public id, the stored diagnosis or the reader's code."""
+    url = door.site.app.url
+    mine = page_cookies(url)
+    with live_visit(url, cookies=mine, query=f"token={door.site.reader}") as reader:
+        assert " of 2" in reader.text
+        status, _, body = http_request(url, "GET", "/_stcore/metrics")  # no cookie at all
+    text = body.decode("utf-8", "replace")
+    assert status == 200 and "cache_memory_bytes" in text  # the route is there, and served
+    for secret in (reader.session_id, door.site.reader, door.case, "Pneumothorax", "R01"):
+        assert secret not in text, secret
