@@ -14,8 +14,10 @@ So a key never sits in this long-lived, cached object.
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +37,10 @@ DEFAULT_MAX_INFLATE_BYTES = 512 * 1024 * 1024
 DEFAULT_MAX_UPLOAD_MB = 500
 DEFAULT_LOG_LEVEL = "INFO"  # read by reader_app.core.logs, before the settings
 MIN_COOKIE_SECRET = 32  # characters; secrets.token_hex(32) gives 64
+# bits estimated from the secret's own characters (their Shannon entropy times its
+# length): 'a' x 36 has 0, a random 32-character hex string about 112 (its lowest in
+# 200,000 draws: 90), secrets.token_hex(32) about 250
+MIN_COOKIE_SECRET_BITS = 80
 # published in .streamlit/secrets.toml.example: known to anyone, so they sign nothing
 PLACEHOLDER_COOKIE_SECRETS = frozenset(
     {"change-me-to-a-long-random-string", "<the same long random string on every replica>"}
@@ -157,6 +163,20 @@ def check_cookie_secret(where: str, secret: object) -> None:
         raise SettingsError(
             f"{where}: {len(secret)} characters; use at least {MIN_COOKIE_SECRET} random ones"
         )
+    bits = secret_bits(secret)
+    if bits < MIN_COOKIE_SECRET_BITS or secret in (secret + secret)[1:-1]:
+        raise SettingsError(
+            f"{where}: long but predictable (about {bits:.0f} bits from its characters, "
+            f"at least {MIN_COOKIE_SECRET_BITS} needed, or one piece repeated); set a long "
+            'random string (python -c "import secrets; print(secrets.token_hex(32))")'
+        )
+
+
+def secret_bits(secret: str) -> float:
+    """An upper estimate of a secret's entropy: the Shannon entropy of its characters'
+    frequencies times its length (0 for one character repeated)."""
+    n = len(secret)
+    return sum(c / n * math.log2(n / c) for c in Counter(secret).values()) * n
 
 
 def check_cookie_secrets(env: Mapping[str, str], secrets_files: Sequence[Path]) -> None:

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 from sqlalchemy.exc import DBAPIError
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
 from reader_app.core.auth import AuthError, signed_in_reader
 from reader_app.exam.drafts import DraftRefused, save_draft
@@ -35,7 +35,7 @@ from reader_app.exam.submission import (
 )
 from reader_app.exam.submit import AnswerError, SubmitResult, submit_answer
 from reader_app.exam.timing import active_ms, mark_shown
-from reader_app.models import Reader, utcnow
+from reader_app.models import Case, Reader, Response, utcnow
 from reader_app.study.case_reports import answer_mode
 
 DB_DOWN = (
@@ -44,6 +44,10 @@ DB_DOWN = (
 )
 ACCESS_ENDED = "Your access has ended. Ask the study coordinator."
 ALREADY_SAVED = "That answer was already saved; your second submit changed nothing."
+NOT_CURRENT = (
+    "That answer is for a case that is not the one on screen now, so it was not saved. "
+    "Answer the case shown."
+)
 
 
 @dataclass(frozen=True)
@@ -178,10 +182,11 @@ def _commit(
         return Outcome(stored=False, error=str(exc), field=exc.field)
     case, config = state.case, state.config
     if case is None or config is None or sub.case_token != case.public_id:
-        # drawn for a case whose answer is stored (a double click, a stale tab): say so,
-        # and leave the current case's form as it is
-        state.notice = ALREADY_SAVED
-        return Outcome(stored=False, notice=ALREADY_SAVED)
+        # drawn for a case whose answer is stored (a double click, a stale tab), or for a
+        # case that is not the current one: say which, and leave the current case's form
+        notice = ALREADY_SAVED if _answered(sessions, reader_id, sub.case_token) else NOT_CURRENT
+        state.notice = notice
+        return Outcome(stored=False, notice=notice)
     try:
         with sessions() as session:
             reader = signed_in_reader(session, reader_id, token_hash)
@@ -289,6 +294,21 @@ def _advance(
     return ahead.case.public_id
 
 
+def _answered(sessions: Callable[[], Session], reader_id: int, case_token: str) -> bool:
+    """Whether this reader has an answer stored for the case of this public id (False
+    when the database cannot tell: the notice then does not claim a save)."""
+    try:
+        with sessions() as session:
+            found = session.exec(
+                select(Response.id)
+                .join(Case, col(Case.id) == Response.case_id)
+                .where(Case.public_id == case_token, Response.reader_id == reader_id)
+            ).first()
+    except DBAPIError:
+        return False
+    return found is not None
+
+
 def keep_draft(
     value: object,
     *,
@@ -299,16 +319,42 @@ def keep_draft(
     """Keep the panel's draft ``value`` for the signed-in reader; False when it is not
     kept now (not the panel's shape, a case already answered, access ended, the database
     out of reach): the panel and its tab still hold it, and send it again."""
+    return keep_draft_said(
+        value, reader_id=reader_id, token_hash=token_hash, sessions=sessions
+    ).kept
+
+
+@dataclass(frozen=True)
+class DraftOutcome:
+    """Whether a draft was kept, and if not, why, in words for the reader."""
+
+    kept: bool
+    notice: str | None = None
+
+    def json(self) -> dict[str, Any]:
+        return {"kept": self.kept} if self.kept else {"kept": False, "notice": self.notice}
+
+
+def keep_draft_said(
+    value: object,
+    *,
+    reader_id: int,
+    token_hash: str | None,
+    sessions: Callable[[], Session],
+) -> DraftOutcome:
+    """:func:`keep_draft`, saying why a draft is not kept (the exam door's reply)."""
     try:
         values = read_draft(value)
-    except AnswerError:
-        return False
+    except AnswerError as exc:
+        return DraftOutcome(False, str(exc))
     try:
         with sessions() as session:
             reader = signed_in_reader(session, reader_id, token_hash)
             if reader is None:
-                return False
+                return DraftOutcome(False, ACCESS_ENDED)
             save_draft(session=session, reader=reader, values=values)
-    except (DraftRefused, AuthError, DBAPIError):
-        return False
-    return True
+    except (DraftRefused, AuthError) as exc:
+        return DraftOutcome(False, str(exc))
+    except DBAPIError:
+        return DraftOutcome(False, "The draft could not be saved just now; it is sent again.")
+    return DraftOutcome(True)

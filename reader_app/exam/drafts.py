@@ -10,8 +10,12 @@ back, so Pause, a reload, a closed tab, a crashed browser, another workstation o
 server restart find the draft again (the viewer record included).
 
 The reader is always the signed-in one: the page passes it, and nothing in the
-panel's value names a reader. A draft for a case outside the reader's exam, or for a
-case already answered, is refused (:class:`DraftRefused`) and nothing is stored.
+panel's value names a reader. A draft for a case outside the reader's exam, for a
+case already answered, or while its study is closed or paused (no answer could be
+stored either) is refused (:class:`DraftRefused`, its message says which) and nothing
+is stored. Which draft is newer is told by the browser's clock, never later than the
+server's: a draft edited "in the future" (a wrong browser clock) is kept as edited
+now, so it cannot pin itself against every later draft.
 ``store_response`` (``exam/submit.py``) calls :func:`clear_draft` in the transaction
 that stores the answer, so a stored answer leaves no draft behind; and since
 :func:`load_draft` never returns a draft of an answered case, a draft never brings a
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -32,7 +36,12 @@ from sqlmodel import Session, col, select
 
 from reader_app.core.auth import require_role
 from reader_app.core.errors import ReaderStudyError
-from reader_app.models import Case, ExamDraft, Reader, ReaderOrder, Response, utcnow
+from reader_app.models import Case, ExamDraft, Reader, ReaderOrder, Response, Study, utcnow
+
+DRAFT_STUDY_MESSAGES = {
+    "locked": "The study is paused by its coordinator: this draft is not kept.",
+    "closed": "This study is closed: this draft is not kept.",
+}
 
 
 class DraftRefused(ReaderStudyError, ValueError):
@@ -57,11 +66,12 @@ class DraftValues:
     updated_at: datetime | None = None  # the server's clock at the last save (loaded drafts)
 
 
-def _case_of(session: Session, reader_id: int, case_public_id: str) -> tuple[int, bool] | None:
-    """(case id, already answered) for a case of the reader's exam, else None."""
+def _case_of(session: Session, reader_id: int, case_public_id: str) -> tuple[int, bool, str] | None:
+    """(case id, already answered, study state) for a case of the reader's exam, else None."""
     row = session.exec(
-        select(Case.id, Response.id)
+        select(Case.id, Response.id, Study.state)
         .join(ReaderOrder, col(ReaderOrder.case_id) == Case.id)
+        .join(Study, col(Study.id) == Case.study_id)
         .outerjoin(
             Response,
             and_(col(Response.case_id) == Case.id, col(Response.reader_id) == reader_id),
@@ -70,7 +80,11 @@ def _case_of(session: Session, reader_id: int, case_public_id: str) -> tuple[int
     ).first()
     if row is None or row[0] is None:
         return None
-    return row[0], row[1] is not None
+    return row[0], row[1] is not None, row[2]
+
+
+def _now_ms() -> int:
+    return int(utcnow().timestamp() * 1000)
 
 
 def save_draft(*, session: Session, reader: Reader, values: DraftValues) -> ExamDraft:
@@ -84,9 +98,13 @@ def save_draft(*, session: Session, reader: Reader, values: DraftValues) -> Exam
     found = _case_of(session, reader.id, values.case_token)
     if found is None:
         raise DraftRefused("This case is not part of your exam.")
-    case_id, answered = found
+    case_id, answered, state = found
+    if state != "open":
+        raise DraftRefused(DRAFT_STUDY_MESSAGES.get(state, DRAFT_STUDY_MESSAGES["closed"]))
     if answered:
         raise DraftRefused("This case is answered; its draft is not kept.")
+    if values.edited_at_ms is not None and values.edited_at_ms > (now := _now_ms()):
+        values = replace(values, edited_at_ms=now)  # the server's clock bounds the browser's
     for _ in range(2):  # a second tab may insert the row between our read and our insert
         row = session.exec(
             select(ExamDraft).where(ExamDraft.reader_id == reader.id, ExamDraft.case_id == case_id)

@@ -127,7 +127,11 @@ def _read_deflated(
                         "(READERSTUDY_MAX_PIXELS x 8 + 16 MiB; a decompression bomb?)",
                     )
                 tmp.write(out)
-                chunk = inflater.unconsumed_tail
+                # past the stream's end zlib keeps the leftover in unconsumed_tail and adds
+                # it to unused_data on every call: stop there (bytes after the end ignored)
+                chunk = b"" if inflater.eof else inflater.unconsumed_tail
+            if inflater.eof:
+                break
         tmp.write(inflater.flush())
         tmp.seek(0)
         ds = read_raw_dataset(

@@ -7,6 +7,10 @@ layer with ``zlib``'s ``max_length``, a slice at a time, and every layer's
 output counts against the same cap: no layer ever holds more than the cap plus
 one slice, whatever the body claims to decode to.
 
+A gzip layer may hold any number of members (RFC 1952); each member's leftover
+input is kept once, so memory stays bounded by the cap whatever the member
+count, and an honest reply split into members decodes to its text.
+
 Only ``identity``, ``gzip`` (``x-gzip``) and ``deflate`` are decoded, at most
 ``MAX_LAYERS`` of them; the client asks for just those (``ACCEPT_ENCODING``).
 Anything else is refused with ``DecodeRefused``, naming it.
@@ -26,7 +30,16 @@ class DecodeRefused(ValueError):
 
 
 class _Layer:
-    """One gzip or deflate layer, producing at most ``_SLICE`` bytes per call."""
+    """One gzip or deflate layer, producing at most ``_SLICE`` bytes per call.
+
+    A gzip body may hold any number of members (RFC 1952 section 2.2): when one
+    ends, what follows it starts the next, with zero bytes between members
+    skipped as gzip(1) does. The input still to be read is held once, in
+    ``_pending``: at a member's end zlib reports the same leftover both as
+    ``unused_data`` and (after an output-limited call) as ``unconsumed_tail``,
+    so only ``unused_data`` is taken (issue 39: adding both doubled the buffer
+    per member).
+    """
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -34,6 +47,7 @@ class _Layer:
         self._z = self._new()
         self._pending = b""
         self._started = False  # deflate: no output yet, a raw stream may still be tried
+        self._members = 0  # gzip members whose end was read
 
     def _new(self) -> zlib._Decompress:
         return zlib.decompressobj(16 + zlib.MAX_WBITS if self._gzip else zlib.MAX_WBITS)
@@ -41,9 +55,21 @@ class _Layer:
     def feed(self, data: bytes) -> None:
         self._pending += data
 
+    def _between_members(self) -> bool:
+        """At a member's end: True to go on (a next member starts), False to wait for input."""
+        if not self._gzip:
+            raise DecodeRefused(f"{self.name} body has data after its end")
+        self._pending = self._pending.lstrip(b"\0")  # zero padding between members
+        if not self._pending:
+            return False
+        self._z = self._new()
+        return True
+
     def pull(self) -> bytes:
         """The next slice of output (b"" when this layer needs more input)."""
         while self._pending:
+            if self._z.eof and not self._between_members():
+                return b""
             data, self._pending = self._pending, b""
             try:
                 out = self._z.decompress(data, _SLICE)
@@ -55,20 +81,17 @@ class _Layer:
                     continue
                 raise DecodeRefused(f"{self.name} body is corrupt ({exc})") from None
             self._started = True
-            self._pending = self._z.unconsumed_tail
             if self._z.eof:
-                rest = self._z.unused_data
-                if rest and not self._gzip:
-                    raise DecodeRefused(f"{self.name} body has data after its end")
-                if rest:  # a further gzip member
-                    self._z = self._new()
-                self._pending = rest + self._pending
+                self._members += 1
+                self._pending = self._z.unused_data  # the leftover, once
+            else:
+                self._pending = self._z.unconsumed_tail
             if out:
                 return out
         return b""
 
     def finish(self) -> None:
-        if not self._z.eof and (self._started or self._pending):
+        if not self._z.eof and (self._started or self._members):
             raise DecodeRefused(f"{self.name} body is truncated")
 
 

@@ -73,6 +73,8 @@ SEAMS: tuple[Seam, ...] = (
     Seam(_RUNTIME, "_session_mgr", True, "web/live_sessions.py"),
     Seam(_MANAGER, "get_session_info", False, "web/live_sessions.py"),
     Seam(_MANAGER, "get_active_session_info", False, "web/live_sessions.py"),
+    Seam(_MANAGER, "list_sessions", False, "web/live_sessions.py"),
+    Seam(_MANAGER, "list_active_sessions", False, "web/live_sessions.py"),
     # the browser proof in a session's user info (web/asgi.py, web/exam_door.py)
     Seam(_SESSION, "_user_info", True, "web/asgi.py, web/exam_door.py"),
     Seam(_SESSION, "page_script_hash", False, "web/asgi.py"),

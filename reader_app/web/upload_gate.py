@@ -14,10 +14,12 @@ and keeps it in memory until the session ends. In front of it:
   ``Content-Length`` and again while the body streams in, so nothing larger
   is read);
 - a session keeps one uploaded file: an accepted ``PUT`` drops the session's
-  earlier files (our uploaders take one file each), so one tab holds at most
-  one page limit. With ``put_app`` (reader_app/web/upload_spool.py) the accepted body
-  is written to disk as it streams, not held in memory, and removed when the
-  widget drops it or the session ends or expires.
+  earlier files (our uploaders take one file each), and a ``PUT`` while another of
+  the same session is still streaming is refused (409; issue 39: four at once each
+  kept their file), so one tab holds at most one page limit. With ``put_app``
+  (reader_app/web/upload_spool.py) the accepted body is written to disk as it
+  streams, not held in memory, and removed when the widget drops it or the
+  session ends or expires.
 
 A plain ASGI middleware (no Streamlit import): reader_app/web/asgi.py gives it the
 pages with an uploader (reader_app/web/upload_pages.py) and the ``lookup`` into Streamlit's
@@ -89,6 +91,7 @@ class UploadGate:
         self.lookup = lookup
         self.pages = dict(pages)
         self.keep_only = keep_only
+        self._streaming: set[str] = set()  # sessions with a PUT in progress (one event loop)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         method = scope.get("method")
@@ -120,11 +123,19 @@ class UploadGate:
         if declared is not None and (not declared.isdigit() or int(declared) > cap):
             await _refuse(send, 413, f"Larger than this page's limit of {page.max_bytes // MB} MB.")
             return
-        if self.keep_only is not None:
-            self.keep_only(session_id, file_id)
-        await self._within(
-            cap, page.max_bytes, {**scope, UPLOAD_IDS: (session_id, file_id)}, receive, send
-        )
+        if session_id in self._streaming:
+            log.warning("upload refused: another upload of this session is in progress")
+            await _refuse(send, 409, "Another upload of this page is still in progress.")
+            return
+        self._streaming.add(session_id)
+        try:
+            if self.keep_only is not None:
+                self.keep_only(session_id, file_id)
+            await self._within(
+                cap, page.max_bytes, {**scope, UPLOAD_IDS: (session_id, file_id)}, receive, send
+            )
+        finally:
+            self._streaming.discard(session_id)
 
     async def _within(
         self, cap: int, limit: int, scope: Scope, receive: Receive, send: Send

@@ -30,6 +30,9 @@ WEAK = [
     ("<the same long random string on every replica>", "placeholder"),
     ("", "missing or empty"),
     ("x" * (MIN_COOKIE_SECRET - 1), f"at least {MIN_COOKIE_SECRET}"),
+    # issue 39: long enough but predictable (0 bits; a piece repeated)
+    ("a" * 36, "long but predictable (about 0 bits"),
+    ("abcdefgh" * 5, "long but predictable"),
 ]
 
 
