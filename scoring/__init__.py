@@ -6,6 +6,8 @@ This package imports no application code (no streamlit, sqlmodel, pydicom).
 """
 
 from scoring.agreement import cohen_kappa, fleiss_kappa, outcome_table
+from scoring.aid import AIDED_POOL_NAME, score_with_aid, switch_figures
+from scoring.arms import AID_COLUMNS, AIDED_SUFFIX, ARMS, aided_name, split_arms
 from scoring.audit import ARMS as AUDIT_ARMS
 from scoring.audit import AuditParams, audit_report, category_of
 from scoring.bootstrap import (
@@ -73,6 +75,10 @@ from scoring.secondary import (
 from scoring.status import derive_status, is_idk_text, is_missing_value, parse_likert
 
 __all__ = [
+    "AIDED_POOL_NAME",
+    "AIDED_SUFFIX",
+    "AID_COLUMNS",
+    "ARMS",
     "AUDIT_ARMS",
     "CATEGORY_NAMES",
     "CI_METRICS",
@@ -95,6 +101,7 @@ __all__ = [
     "RubricScores",
     "ScoringParams",
     "UngradedRowsError",
+    "aided_name",
     "attempted_accuracy",
     "audit_report",
     "aurc",
@@ -148,9 +155,12 @@ __all__ = [
     "rubric_tier",
     "score_histogram",
     "score_responses",
+    "score_with_aid",
     "secondary_metrics",
     "sign_flip_test",
     "spearman_rho",
+    "split_arms",
+    "switch_figures",
     "tier_kappa",
     "to_jsonable",
     "two_way_pool_counts",

@@ -39,7 +39,7 @@ from scoring import (
     grounding_report,
     report_frame,
     report_json,
-    score_responses,
+    score_with_aid,
 )
 from scoring.io import read_radle_csv, read_responses_csv
 
@@ -189,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
         if len(frame) == 0:
             return fail(f"{args.responses} has no rows: nothing to score")
         cases = _read_cases(args.cases) if args.cases else None
-        report = score_responses(frame, params, case_ids=cases)
+        report = score_with_aid(frame, params, case_ids=cases)
         grounded = (
             _read_cases(args.grounded_cases) if args.grounded_cases else grounded_cases_of(frame)
         )
