@@ -6,7 +6,13 @@ This package imports no application code (no streamlit, sqlmodel, pydicom).
 """
 
 from scoring.agreement import cohen_kappa, fleiss_kappa, outcome_table
-from scoring.aid import AIDED_POOL_NAME, score_with_aid, switch_figures
+from scoring.aid import (
+    AIDED_POOL_NAME,
+    SWITCH_COLUMNS,
+    score_with_aid,
+    switch_figures,
+    switch_table,
+)
 from scoring.arms import AID_COLUMNS, AIDED_SUFFIX, ARMS, aided_name, split_arms
 from scoring.audit import ARMS as AUDIT_ARMS
 from scoring.audit import AuditParams, audit_report, category_of
@@ -87,6 +93,7 @@ __all__ = [
     "N_CATEGORIES",
     "SCORING_SPEC_VERSION",
     "STATUSES",
+    "SWITCH_COLUMNS",
     "TIDY_COLUMNS",
     "TIERS",
     "WEIGHTS",
@@ -161,6 +168,7 @@ __all__ = [
     "spearman_rho",
     "split_arms",
     "switch_figures",
+    "switch_table",
     "tier_kappa",
     "to_jsonable",
     "two_way_pool_counts",

@@ -318,3 +318,70 @@ def _add_arm_bootstrap(
         highs = [*high.tolist(), float(p_high[0])]
         for entry, lo, hi in zip(entries, lows, highs, strict=True):
             entry[f"{metric}_diff_ci_low"], entry[f"{metric}_diff_ci_high"] = lo, hi
+
+
+SWITCH_COLUMNS: Final = (
+    "responder",
+    "group",
+    "case_id",
+    "aid_run",
+    "model_correct",
+    "model_likert",
+    "unaided_correct",
+    "unaided_likert",
+    "aided_correct",
+    "aided_likert",
+    "switch",
+)
+# (unaided correct, aided correct, model correct) -> what the aided step did
+_SWITCH_NAMES: Final = {
+    (True, False, False): "harmful",  # a right answer given up to a wrong model
+    (False, True, True): "helpful",  # a wrong answer turned right by a right model
+    (True, False, True): "lost",  # a right answer given up, the model was right too
+    (False, True, False): "gained",  # turned right although the model was wrong
+    (True, True, True): "kept_correct",
+    (True, True, False): "kept_correct",
+    (False, False, True): "kept_not_correct",
+    (False, False, False): "kept_not_correct",
+}
+
+
+def switch_table(
+    data: pd.DataFrame | Iterable[Mapping[str, Any]], *, case_ids: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """One row per (reader, aided case): the model's, the unaided and the aided outcome
+    and the ``switch`` (harmful, helpful, lost, gained, kept_correct, kept_not_correct);
+    "correct" as in SCORING.md section 10. Empty (with the columns) without aided rows."""
+    raw = data if isinstance(data, pd.DataFrame) else pd.DataFrame(list(data))
+    unaided_raw, aided_raw = split_arms(raw)
+    if len(aided_raw) == 0:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in SWITCH_COLUMNS})
+    unaided_frame, aided_frame = validate_frame(unaided_raw), validate_frame(aided_raw)
+    cases = (
+        list(case_ids)
+        if case_ids is not None
+        else sorted({*unaided_frame["case_id"], *aided_frame["case_id"]})
+    )
+    u_matrix, a_matrix = build_matrix(unaided_frame, cases), build_matrix(aided_frame, cases)
+    runs = _aid_run_matrix(aided_frame, aided_raw, a_matrix)
+    cells = aid_cells(u_matrix, a_matrix, runs)
+    mc, uc, ac = _correct(cells.model), _correct(cells.unaided), _correct(cells.aided)
+    out = pd.DataFrame(
+        {
+            "responder": [a_matrix.responders[r] for r in cells.reader],
+            "group": [a_matrix.groups[r] for r in cells.reader],
+            "case_id": [cases[c] for c in cells.case],
+            "aid_run": runs[cells.reader, cells.case],
+            "model_correct": mc,
+            "model_likert": pd.Series(_likert(cells.model)).astype("Int64"),
+            "unaided_correct": uc,
+            "unaided_likert": pd.Series(_likert(cells.unaided)).astype("Int64"),
+            "aided_correct": ac,
+            "aided_likert": pd.Series(_likert(cells.aided)).astype("Int64"),
+            "switch": [
+                _SWITCH_NAMES[(bool(u), bool(a), bool(m))]
+                for u, a, m in zip(uc, ac, mc, strict=True)
+            ],
+        }
+    )
+    return out.sort_values(["responder", "case_id"], ignore_index=True)

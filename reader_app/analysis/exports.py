@@ -44,9 +44,9 @@ from reader_app.grading.rubric_grades import rubric_frame
 from reader_app.grounding_audit.view import audit_table, study_audits
 from reader_app.models import AuditEvent, Study, utcnow
 from reader_app.results import tidy_responses
-from scoring import AuditParams, ScoringParams
+from scoring import AuditParams, ScoringParams, switch_table
 
-WHAT: Final = ("responses", "audit", "mrmc", "reports", "key", "audit-grounding")
+WHAT: Final = ("responses", "audit", "mrmc", "reports", "key", "audit-grounding", "aid")
 FORMATS: Final = ("csv", "parquet")
 AUDIT_COLUMNS: Final = ("id", "at", "actor", "action", "detail")
 METADATA_KEY: Final = b"readerstudy"
@@ -149,6 +149,9 @@ def export_frame(
         frame = audit_table(
             study_audits(session=session, study_id=study.id, params=audit_params(params))
         )
+    elif what == "aid":  # the AI-aided arm: a row per (reader, aided case) and its switch
+        data = study_data(session=session, study=study)
+        frame = switch_table(data.with_aided, case_ids=list(data.case_ids))
     else:
         raise ExportError(f"--what must be one of {', '.join(WHAT)}, not {what!r}")
     return with_provenance(frame, params)

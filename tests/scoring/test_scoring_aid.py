@@ -254,3 +254,14 @@ def test_score_responses_leaves_aided_rows_to_the_aid_module() -> None:
     assert report_json(score_responses(rows, NO_BOOT)) == report_json(
         score_responses(unaided, NO_BOOT)
     )
+
+
+def test_switch_table_of_the_worked_example() -> None:
+    from scoring import switch_table
+
+    table = switch_table(worked_example())
+    # (model, unaided, aided): (0,1,0) harmful, (0,1,1) kept, (1,0,1) helpful, (1,0,0) kept wrong
+    assert table["switch"].tolist() == ["harmful", "kept_correct", "helpful", "kept_not_correct"]
+    assert table["model_likert"].tolist() == [4, 2, 3, 1]
+    assert set(table["aid_run"]) == {"M"}
+    assert switch_table([r for r in worked_example() if r.get("arm") != "aided"]).empty
