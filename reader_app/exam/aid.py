@@ -28,6 +28,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, func, select
 
 from reader_app.core.errors import ReaderStudyError
+from reader_app.exam.next_case import CaseView, case_view
 from reader_app.exam.submit import (
     Answer,
     AnswerColumns,
@@ -398,3 +399,19 @@ def model_answer_json(answer: ModelAnswer) -> str:
         },
         sort_keys=True,
     )
+
+
+def pending_aided_view(session: Session, reader: Reader, total: int) -> CaseView | None:
+    """The case of :func:`pending_aided_case` as the page draws it (slot and images)."""
+    public_id = pending_aided_case(session, reader)
+    if public_id is None:
+        return None
+    row = session.exec(
+        select(Case, ReaderOrder.slot)
+        .join(ReaderOrder, col(ReaderOrder.case_id) == Case.id)
+        .where(Case.public_id == public_id, ReaderOrder.reader_id == reader.id)
+    ).first()
+    if row is None:
+        return None
+    case, slot = row
+    return case_view(session=session, case=case, slot=slot, total=total)

@@ -51,7 +51,7 @@ def add_run(session: Session, study: Study, *, name: str = "gpt-x", pixels: bool
                 likert=4,
                 status="answered",
                 image_sha256=",".join(shas) if pixels else "0" * 64,
-                location_json='{"slice": 0, "x": 5.0, "y": 6.0}',
+                location_json='{"slice": null, "x": 5.0, "y": 6.0}',
             )
         )
     session.commit()
