@@ -40,6 +40,7 @@ from scoring import (
     report_frame,
     report_json,
     score_with_aid,
+    split_arms,
 )
 from scoring.io import read_radle_csv, read_responses_csv
 
@@ -194,7 +195,9 @@ def run(args: argparse.Namespace) -> int:
             _read_cases(args.grounded_cases) if args.grounded_cases else grounded_cases_of(frame)
         )
         if grounded:
-            report["grounding"] = grounding_report(frame, grounded, params, case_ids=cases)
+            # grounding is the unaided answers' (an aided arm's rows are scored in ``aid``)
+            unaided = split_arms(frame)[0]
+            report["grounding"] = grounding_report(unaided, grounded, params, case_ids=cases)
     except UngradedRowsError as exc:
         print(f"readerstudy score: error: {exc}\n{UNGRADED_HINT}.", file=sys.stderr)
         return 2

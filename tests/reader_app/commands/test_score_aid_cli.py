@@ -52,3 +52,18 @@ def test_an_unknown_arm_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture
     code, _, err = run_cli([str(path), "--format", "json"], capsys)
     assert code == 2
     assert "unknown arm" in err
+
+
+def test_a_responses_export_with_hits_scores(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The responses export of an aided study has a ``hit`` column: grounding is scored on
+    the unaided rows (the aided ones would be a second row per reader and case)."""
+    lines = AIDED.splitlines()
+    path = tmp_path / "responses.csv"
+    path.write_text("\n".join([lines[0] + ",hit", *(f"{row},1" for row in lines[1:])]) + "\n")
+    code, out, err = run_cli([str(path), "--format", "json", "--bootstrap", "0"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["grounding"]["human_pool"]["n_grounded"] == 2
+    assert [e["responder"] for e in data["aid"]] == ["r1", "human_pool"]
