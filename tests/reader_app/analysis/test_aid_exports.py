@@ -116,3 +116,14 @@ def test_the_exports_hold_both_rows_and_the_switch_per_case(
     assert sorted(switches["switch"]) == ["harmful", "kept_correct"]
     assert set(switches["aid_run"]) == {"gpt-x"} and set(switches["model_likert"]) == {"4"}
     assert "param_scoring_spec_version" in switches.columns
+
+
+def test_progress_counts_an_aided_case_once(session: Session, settings: Settings) -> None:
+    from reader_app.analysis.coordinator import reader_progress
+
+    study = aided_study(session, settings)
+    coordinator = make_reader(session, study, code="C1", role="coordinator").reader
+    progress = reader_progress(session=session, actor=coordinator)
+    row = progress[progress.iloc[:, 0] == "R01"].iloc[0].to_dict()
+    assert 2 in row.values() and 4 not in row.values(), row  # 2 cases answered, not 4 rows
+    assert "finished" in row.values()
