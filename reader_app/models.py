@@ -17,6 +17,7 @@ from sqlalchemy import (
     Index,
     Integer,
     LargeBinary,
+    String,
     Text,
     TypeDecorator,
     UniqueConstraint,
@@ -275,9 +276,17 @@ class Response(SQLModel, table=True):
     # a model's reasoning text (message.reasoning_content / reasoning): stored and
     # exported for analysts, never shown to a reader; NULL for humans and most models
     reasoning_text: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    # the AI-aided arm (SCORING.md section 10, migration 0032): "unaided" (every answer
+    # before the model's is shown, and every model run's) or "aided" (the reader's final
+    # answer with the model's beside it); aid_run_id names the model run shown
+    arm: str = Field(
+        default="unaided",
+        sa_column=Column(String(8), nullable=False, default="unaided", server_default="unaided"),
+    )
+    aid_run_id: int | None = Field(default=None, foreign_key="model_runs.id")
 
     __table_args__ = (
-        UniqueConstraint("reader_id", "case_id", name="uq_response_reader_case"),
+        UniqueConstraint("reader_id", "case_id", "arm", name="uq_response_reader_case_arm"),
         UniqueConstraint("model_run_id", "case_id", name="uq_response_run_case"),
         CheckConstraint("likert is null or (likert >= 0 and likert <= 4)", name="ck_likert_range"),
         CheckConstraint("(not idk) or (diagnosis is null and likert is null)", name="ck_idk_empty"),
@@ -285,9 +294,32 @@ class Response(SQLModel, table=True):
         CheckConstraint(
             "status in ('answered','idk','invalid','failure')", name="ck_response_status"
         ),
+        CheckConstraint("arm in ('unaided','aided')", name="ck_response_arm"),
+        CheckConstraint(
+            "arm = 'unaided' or (reader_id is not null and aid_run_id is not null)",
+            name="ck_response_aided",
+        ),
         Index("ix_responses_reader", "reader_id"),
         Index("ix_responses_run", "model_run_id"),
     )
+
+
+class AidCrossover(SQLModel, table=True):
+    """A reader's place in a crossover aided study (migration 0032): the group drawn for
+    them from ``seed`` (``A`` reads the first half of the cases aided, ``B`` the second),
+    recorded once so the split never changes."""
+
+    __tablename__ = "aid_crossover"
+
+    reader_id: int = Field(foreign_key="readers.id", primary_key=True)
+    study_id: int = Field(foreign_key="studies.id", index=True)
+    group_name: str = Field(max_length=1)
+    seed: int
+    assigned_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+
+    __table_args__ = (CheckConstraint("group_name in ('A','B')", name="ck_aid_crossover_group"),)
 
 
 class CaseShown(SQLModel, table=True):

@@ -23,10 +23,10 @@ from reader_app.grounding.hits import (
     grounding_tolerance,
     location_fields,
 )
-from reader_app.models import Case, Response, Study, Verdict
+from reader_app.models import Case, ModelRun, Response, Study, Verdict
 from reader_app.study.case_reports import report_case_ids
 from reader_app.study.window_presets import public_window_name
-from scoring import TIDY_COLUMNS
+from scoring import AID_COLUMNS, TIDY_COLUMNS
 
 # What the reader did in the viewer (human rows; empty for model runs and for
 # answers the browser reported nothing with). The full record is ``interaction``.
@@ -82,7 +82,9 @@ def tidy_responses(
     """Every scored (non-practice) response of a study as the tidy frame; with
     ``with_grounding``, followed by where each response points and whether that
     is a hit (``grounding_hits.GROUNDING_COLUMNS``); with ``with_interaction``,
-    then by the viewer columns (``INTERACTION_COLUMNS``)."""
+    then by the viewer columns (``INTERACTION_COLUMNS``). A study with an AI-aided
+    arm (any aided row) also has ``arm`` and ``aid_run`` after the tidy columns
+    (SCORING.md section 10): a reader's unaided and aided rows of a case both appear."""
     verdicts = verdict_map(session=session, study_id=study_id)
     references = case_references(session=session, study_id=study_id) if with_grounding else {}
     study = session.get(Study, study_id) if with_grounding else None
@@ -101,6 +103,8 @@ def tidy_responses(
             col(Response.likert),
             col(Response.interaction_json),
             col(Response.location_json),
+            col(Response.arm),
+            col(Response.aid_run_id),
             col(Case.source_id),
         )
         .join(Case, col(Case.id) == Response.case_id)
@@ -108,6 +112,17 @@ def tidy_responses(
         .order_by(col(Response.id))
     ).all()
     report_cases = report_case_ids(session=session, study_id=study_id)
+    with_aid = any(resp.arm == "aided" for resp in rows)
+    run_names: dict[int | None, str] = (
+        {
+            run_id: name
+            for run_id, name in session.exec(
+                select(ModelRun.id, ModelRun.name).where(ModelRun.study_id == study_id)
+            ).all()
+        }
+        if with_aid
+        else {}
+    )
     records = []
     for resp in rows:
         if resp.case_id in report_cases:
@@ -124,6 +139,9 @@ def tidy_responses(
                 "likert": resp.likert,
                 "correct": correct,
                 **(
+                    {"arm": resp.arm, "aid_run": run_names.get(resp.aid_run_id)} if with_aid else {}
+                ),
+                **(
                     location_fields(resp.location_json, references.get(resp.case_id), tolerance)
                     if with_grounding
                     else {}
@@ -133,6 +151,7 @@ def tidy_responses(
         )
     columns = [
         *TIDY_COLUMNS,
+        *(AID_COLUMNS if with_aid else ()),
         *(GROUNDING_COLUMNS if with_grounding else ()),
         *(INTERACTION_COLUMNS if with_interaction else ()),
     ]

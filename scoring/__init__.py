@@ -6,6 +6,14 @@ This package imports no application code (no streamlit, sqlmodel, pydicom).
 """
 
 from scoring.agreement import cohen_kappa, fleiss_kappa, outcome_table
+from scoring.aid import (
+    AIDED_POOL_NAME,
+    SWITCH_COLUMNS,
+    score_with_aid,
+    switch_figures,
+    switch_table,
+)
+from scoring.arms import AID_COLUMNS, AIDED_SUFFIX, ARMS, aided_name, split_arms
 from scoring.audit import ARMS as AUDIT_ARMS
 from scoring.audit import AuditParams, audit_report, category_of
 from scoring.bootstrap import (
@@ -84,6 +92,10 @@ from scoring.secondary import (
 from scoring.status import derive_status, is_idk_text, is_missing_value, parse_likert
 
 __all__ = [
+    "AIDED_POOL_NAME",
+    "AIDED_SUFFIX",
+    "AID_COLUMNS",
+    "ARMS",
     "AUDIT_ARMS",
     "CATEGORY_NAMES",
     "CI_METRICS",
@@ -97,6 +109,7 @@ __all__ = [
     "RUBRIC_MAX",
     "SCORING_SPEC_VERSION",
     "STATUSES",
+    "SWITCH_COLUMNS",
     "TIDY_COLUMNS",
     "TIERS",
     "WEIGHTS",
@@ -112,6 +125,7 @@ __all__ = [
     "ScoringParams",
     "UStat11",
     "UngradedRowsError",
+    "aided_name",
     "attempted_accuracy",
     "audit_report",
     "aurc",
@@ -170,9 +184,13 @@ __all__ = [
     "rubric_tier",
     "score_histogram",
     "score_responses",
+    "score_with_aid",
     "secondary_metrics",
     "sign_flip_test",
     "spearman_rho",
+    "split_arms",
+    "switch_figures",
+    "switch_table",
     "tier_kappa",
     "to_jsonable",
     "two_way_pool_counts",

@@ -116,6 +116,9 @@ def _rows_with_grounding(report: dict[str, Any]) -> list[dict[str, Any]]:
     carry its figures too (group pools have none)."""
     pool = report["human_pool"]
     rows = [*report["responders"], pool, *pool.get("by_group", []), *report.get("cohort_pools", [])]
+    aided_pool = report.get("aided_pool")  # AI-aided arm (scoring/aid.py)
+    if aided_pool:
+        rows += [aided_pool, *aided_pool.get("by_group", [])]
     grounding = report.get("grounding")
     if not grounding:
         return rows

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from scoring.agreement import fleiss_kappa, outcome_table
+from scoring.arms import split_arms
 from scoring.bootstrap import bootstrap_counts, percentile_ci
 from scoring.categories import FloatArray
 from scoring.frame import FrameError, validate_frame
@@ -57,7 +58,8 @@ def responder_metrics(
 ) -> pd.DataFrame:
     """One row per responder with every point metric (no pool, no bootstrap)."""
     params = params or ScoringParams()
-    matrix = build_matrix(validate_frame(data), case_ids)
+    raw = data if isinstance(data, pd.DataFrame) else pd.DataFrame(list(data))
+    matrix = build_matrix(validate_frame(split_arms(raw)[0]), case_ids)
     metrics = metrics_from_counts(matrix.counts(), params)
     out = pd.DataFrame(
         {
@@ -87,9 +89,12 @@ def score_responses(
     sign-flip permutation p-value (``perm_p_vs_pool``). ``comparisons`` holds,
     for every model and for RadLE-A and RadLE-C, its difference to the pool with
     readers and cases random (scoring.mrmc), whatever ``n_boot``.
+    Aided rows (an ``arm`` column, SCORING.md section 10) are left out here:
+    ``scoring.aid.score_with_aid`` scores both arms.
     """
     params = params or ScoringParams()
     raw = data if isinstance(data, pd.DataFrame) else pd.DataFrame(list(data))
+    raw = split_arms(raw)[0]
     matrix = build_matrix(validate_frame(raw), case_ids)
     cohorts = responder_cohorts(raw, matrix.responders)
     pools = build_pools(matrix, params)

@@ -110,6 +110,9 @@ def reader_progress(
     ).all()
     for r in rows:
         t = tallies[r.reader_id or 0]
+        if r.arm == "aided":  # an AI-aided case's second row (exam/aid.py): counted once
+            t.last = _latest(t.last, r.submitted_at)
+            continue
         if r.practice:
             t.practice += 1
         else:

@@ -26,6 +26,7 @@ from reader_app.grounding.hits import grounded_case_ids
 from reader_app.models import Case, ModelRun, Reader, Study
 from reader_app.results import tidy_responses
 from reader_app.study.case_reports import report_case_ids
+from scoring import split_arms
 
 ANALYSIS_ROLES = ("analyst", "coordinator")
 
@@ -46,6 +47,17 @@ class StudyData:
     text_only_runs: frozenset[str] = frozenset()  # model runs sent no image (no_images)
     study_id: int = 0  # the study's row id
     version: str = ""  # its data version when loaded through analysis.scored_study, else ""
+    # the AI-aided arm's rows (SCORING.md section 10; ``arm`` = aided), kept out of
+    # ``frame`` so every view of one row per (responder, case) stays as it was;
+    # ``scoring.score_with_aid`` takes both (``with_aided``)
+    aided_frame: pd.DataFrame | None = None
+
+    @property
+    def with_aided(self) -> pd.DataFrame:
+        """``frame`` and the aided rows together (what ``score_with_aid`` scores)."""
+        if self.aided_frame is None or len(self.aided_frame) == 0:
+            return self.frame
+        return pd.concat([self.frame, self.aided_frame], ignore_index=True)
 
     @property
     def pending(self) -> pd.DataFrame:
@@ -120,6 +132,8 @@ def study_data(*, session: Session, study: Study) -> StudyData:
         "responder",
     )
     cases = scored_case_ids(session=session, study_id=study.id)
+    whole = frame
+    frame, aided = split_arms(frame)
     scored = set(cases)
     grounded = tuple(
         c for c in grounded_case_ids(session=session, study_id=study.id) if c in scored
@@ -133,10 +147,11 @@ def study_data(*, session: Session, study: Study) -> StudyData:
         state=study.state,
         frame=frame,
         case_ids=cases,
-        fingerprint=fingerprint(frame, cases, grounded),
+        fingerprint=fingerprint(whole, cases, grounded),
         grounded_case_ids=grounded,
         text_only_runs=frozenset(text_only),
         study_id=study.id,
+        aided_frame=aided if len(aided) else None,
     )
 
 

@@ -61,7 +61,7 @@ from reader_app.grading.rubric_grades import rubric_frame
 from reader_app.grounding_audit.view import audit_table, study_audits
 from reader_app.models import AuditEvent, Study, utcnow
 from reader_app.results import tidy_responses
-from scoring import AuditParams, FrameError, ScoringParams
+from scoring import AuditParams, FrameError, ScoringParams, switch_table
 
 WHAT: Final = (
     "responses",
@@ -73,6 +73,7 @@ WHAT: Final = (
     "runs",
     "run-replies",
     "repeats",
+    "aid",
 )
 # the MRMC export's row sets: 0/1 diagnosis scores (default), 0-40 report scores, or both
 MRMC_TASKS: Final = ("diagnosis", "report", "all")
@@ -193,6 +194,9 @@ def export_frame(
         frame = audit_table(
             study_audits(session=session, study_id=study.id, params=audit_params(params))
         )
+    elif what == "aid":  # the AI-aided arm: a row per (reader, aided case) and its switch
+        data = study_data(session=session, study=study)
+        frame = switch_table(data.with_aided, case_ids=list(data.case_ids))
     else:
         raise ExportError(f"--what must be one of {', '.join(WHAT)}, not {what!r}")
     return with_provenance(frame, params)

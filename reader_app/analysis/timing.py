@@ -43,12 +43,14 @@ def timing_frame(*, session: Session, study_id: int) -> pd.DataFrame:
             col(Response.submitted_at),
             col(Response.active_ms),
             col(Case.source_id),
+            col(Response.arm),
         )
         .join(Case, col(Case.id) == Response.case_id)
         .where(col(Response.study_id) == study_id, col(Response.practice).is_(False))
     ).all()
     records = []
-    for reader_id, run_id, first_shown, submitted, active_ms, source_id in rows:
+    aided = any(row.arm == "aided" for row in rows)
+    for reader_id, run_id, first_shown, submitted, active_ms, source_id, arm in rows:
         human = reader_id is not None
         records.append(
             {
@@ -57,9 +59,12 @@ def timing_frame(*, session: Session, study_id: int) -> pd.DataFrame:
                 "first_shown_at": first_shown.isoformat() if first_shown else None,
                 "submitted_at": submitted.isoformat() if human else None,
                 "active_ms": active_ms,
+                **({"arm": arm} if aided else {}),
             }
         )
-    frame = pd.DataFrame.from_records(records, columns=["responder", "case_id", *TIMING_COLUMNS])
+    # a study with an AI-aided arm has two rows per (reader, case): ``arm`` tells them apart
+    columns = ["responder", "case_id", *TIMING_COLUMNS, *(["arm"] if aided else [])]
+    frame = pd.DataFrame.from_records(records, columns=columns)
     frame["active_ms"] = frame["active_ms"].astype("Int64")
     return frame
 
@@ -69,7 +74,13 @@ def with_timing(
 ) -> pd.DataFrame:
     """``frame`` with the timing columns appended, matched on (responder, case)."""
     right = timing.rename(columns={"responder": keys[0], "case_id": keys[1]})
-    out = frame.merge(right, how="left", on=list(keys), validate="many_to_one")
+    on = list(keys)
+    if "arm" in right.columns:  # an AI-aided study: match each row's own arm
+        if "arm" not in frame.columns:
+            right = right[right["arm"] == "unaided"].drop(columns=["arm"])
+        else:
+            on.append("arm")
+    out = frame.merge(right, how="left", on=on, validate="many_to_one")
     out["active_ms"] = out["active_ms"].astype("Int64")
     return out
 

@@ -46,7 +46,8 @@ from scoring import (
     repeat_groups,
     report_frame,
     report_json,
-    score_responses,
+    score_with_aid,
+    split_arms,
 )
 from scoring.io import read_radle_csv, read_responses_csv
 
@@ -222,12 +223,14 @@ def run(args: argparse.Namespace) -> int:
         if len(frame) == 0:
             return fail(f"{args.responses} has no rows: nothing to score")
         cases = _read_cases(args.cases) if args.cases else None
-        report = score_responses(frame, params, case_ids=cases)
+        report = score_with_aid(frame, params, case_ids=cases)
         grounded = (
             _read_cases(args.grounded_cases) if args.grounded_cases else grounded_cases_of(frame)
         )
         if grounded:
-            report["grounding"] = grounding_report(frame, grounded, params, case_ids=cases)
+            # grounding is the unaided answers' (an aided arm's rows are scored in ``aid``)
+            unaided = split_arms(frame)[0]
+            report["grounding"] = grounding_report(unaided, grounded, params, case_ids=cases)
         repeats = repeat_groups(frame, report["responders"], case_ids=cases)
         if repeats:  # runs of `run-model --repeats N` (run_group and repeat columns)
             report["repeat_groups"] = repeats

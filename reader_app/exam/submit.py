@@ -1,7 +1,7 @@
 """Validate and store one answer. Durable before the caller shows the next case.
 
 A second submit of the same case (double click, two tabs, a retry after a
-reload) hits the unique (reader, case) constraint and is reported as a
+reload) hits the unique (reader, case, arm) constraint and is reported as a
 duplicate: it never creates a second row and never overwrites the first. The
 reader's draft of the case (exam/drafts.py) is deleted in the same transaction.
 """
@@ -155,8 +155,14 @@ def store_response(
     meta: dict[str, object] | None = None,
     interaction: dict[str, object] | None = None,
     active_ms: int | None = None,
+    arm: str = "unaided",
+    aid_run_id: int | None = None,
 ) -> SubmitResult:
     """Commit one response row; return its id (the first one's, on a duplicate).
+
+    ``arm`` is ``unaided`` (every answer of a study without an aided arm) or
+    ``aided`` (the final answer of an AI-aided case, with the model run shown as
+    ``aid_run_id``: reader_app/exam/aid.py); one row per (reader, case, arm).
 
     ``columns`` are the answer's own columns, already validated by the
     form's service (a diagnosis here, a report in exam/report_submit.py). The
@@ -200,6 +206,8 @@ def store_response(
         idk=columns.idk,
         status=columns.status,
         location_json=columns.location_json,
+        arm=arm,
+        aid_run_id=aid_run_id,
     )
     # the draft goes in the same commit (deleted before the insert is flushed, so a
     # duplicate's IntegrityError still comes from the commit below)
@@ -210,7 +218,9 @@ def store_response(
     except IntegrityError:
         session.rollback()
         existing = session.exec(
-            select(Response.id).where(Response.reader_id == reader.id, Response.case_id == case.id)
+            select(Response.id).where(
+                Response.reader_id == reader.id, Response.case_id == case.id, Response.arm == arm
+            )
         ).first()
         if existing is None:
             raise

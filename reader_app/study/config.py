@@ -20,6 +20,9 @@ way (tests, older imports) never breaks a reader's exam; grading asks it with
     grounding = true               # readers mark where the finding is (SCORING.md section 8)
     grounding_required = true      # false: the marker is optional
     grounding_tolerance_px = 0     # a box grows by this many stored-image pixels for a hit
+    aid = { run = "gpt-x", design = "sequential", show = ["diagnosis", "confidence"] }
+                                   # the AI-aided arm (SCORING.md section 10; docs/aided.md):
+                                   # "crossover" also takes washout_days and seed
 
     [grading]
     adjudication = "double"        # "single" (default) or "double"
@@ -75,7 +78,13 @@ KEYS = (
     "grading",
     "report_prompt",
     "model_slices",
+    "aid",
 )
+AID_KEYS = ("run", "design", "show", "washout_days", "seed")
+AID_DESIGNS = ("sequential", "crossover")
+# what of the model's stored answer the aided step shows (never the answer key)
+AID_SHOW = ("diagnosis", "confidence", "marker", "report")
+MAX_WASHOUT_DAYS = 365
 GRADING_KEYS = ("adjudication", "judges", "rubric_gap")
 DEFAULT_RUBRIC_GAP = 8  # judges further apart than this (0..40) go to an adjudicator
 JUDGE_KEYS = ("name",)
@@ -107,6 +116,17 @@ class GradingSettings:
 
 
 @dataclass(frozen=True)
+class AidSettings:
+    """The AI-aided arm: which model run's stored answers readers see, and how."""
+
+    run: str
+    design: str = "sequential"
+    show: tuple[str, ...] = ("diagnosis", "confidence")
+    washout_days: int = 0  # crossover: days between the two periods
+    seed: int = 0  # crossover: the seed of the group split and the case halves
+
+
+@dataclass(frozen=True)
 class StudyConfig:
     title: str
     consent: str = ""  # empty: no consent step
@@ -125,6 +145,7 @@ class StudyConfig:
     # region-neutral default (runs.record.DEFAULT_REPORT_PROMPT)
     report_prompt: str | None = None
     model_slices: str = "as-shown"
+    aid: AidSettings | None = None  # None: no aided arm
 
     @property
     def rubric_enabled(self) -> bool:
@@ -136,6 +157,8 @@ class StudyConfig:
         for key in ("likert_labels", "report_fields", "default_windows"):
             data[key] = list(data[key])
         data["grading"]["judges"] = [{"name": n} for n in data["grading"]["judges"]]
+        if data["aid"] is not None:
+            data["aid"]["show"] = list(data["aid"]["show"])
         return data
 
     @classmethod
@@ -211,6 +234,8 @@ class StudyConfig:
             config = replace(config, model_slices=raw["model_slices"])
         if "report_prompt" in raw:
             config = replace(config, report_prompt=_report_prompt(raw["report_prompt"]))
+        if "aid" in raw:
+            config = replace(config, aid=aid_settings(raw["aid"]))
         return config
 
     @classmethod
@@ -257,6 +282,7 @@ class StudyConfig:
                 else 0.0
             ),
             report_prompt=_stored_report_prompt(raw.get("report_prompt")),
+            aid=_stored_aid(raw.get("aid")),
             model_slices="per-slice" if raw.get("model_slices") == "per-slice" else "as-shown",
             default_windows=(
                 (windows,)
@@ -287,6 +313,65 @@ def study_settings(study: Study, *, strict_grading: bool = False) -> StudyConfig
             report_fields=report_fields(raw.get("report_fields")),
         )
     return config
+
+
+def aid_settings(value: Any) -> AidSettings:
+    """The ``aid`` table, strictly: each bad value is refused, naming ``aid.<key>``.
+
+    Only the shape is checked here: the run is made after the study (``run-model``), so
+    that it is a model run of this study on the same pixels is checked when readers
+    reach the aided step (``reader_app.exam.aid.aid_run``)."""
+    if not isinstance(value, dict):
+        raise StudyConfigError("aid", "must be a table: { run = ..., design = ..., show = [...] }")
+    unknown = sorted(set(value) - set(AID_KEYS))
+    if unknown:
+        raise StudyConfigError(f"aid.{unknown[0]}", f"unknown key; known: {', '.join(AID_KEYS)}")
+    run = value.get("run")
+    if not isinstance(run, str) or not run.strip() or len(run.strip()) > 200:
+        raise StudyConfigError("aid.run", "must name the model run shown (1-200 characters)")
+    design = value.get("design", "sequential")
+    if design not in AID_DESIGNS:
+        raise StudyConfigError("aid.design", f"must be one of {', '.join(AID_DESIGNS)}")
+    show = value.get("show", ["diagnosis", "confidence"])
+    if (
+        not isinstance(show, list)
+        or not show
+        or not all(isinstance(s, str) and s in AID_SHOW for s in show)
+    ):
+        raise StudyConfigError(
+            "aid.show", f"must be a non-empty list of {', '.join(AID_SHOW)} (never the key)"
+        )
+    numbers: dict[str, int] = {}
+    for key, limit in (("washout_days", MAX_WASHOUT_DAYS), ("seed", 2**31 - 1)):
+        if key not in value:
+            continue
+        if design != "crossover":
+            raise StudyConfigError(f"aid.{key}", "is a crossover setting (design = crossover)")
+        number = value[key]
+        if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= limit:
+            raise StudyConfigError(f"aid.{key}", f"must be a whole number from 0 to {limit}")
+        numbers[key] = number
+    if design == "crossover" and "washout_days" not in value:
+        raise StudyConfigError("aid.washout_days", "a crossover needs its washout in days")
+    return AidSettings(
+        run=run.strip(),
+        design=design,
+        show=tuple(dict.fromkeys(show)),
+        washout_days=numbers.get("washout_days", 0),
+        seed=numbers.get("seed", 0),
+    )
+
+
+def _stored_aid(value: Any) -> AidSettings | None:
+    """The stored ``aid`` (``to_json`` writes every field; a sequential one has washout
+    and seed 0), or None where it is absent or no longer valid."""
+    if not isinstance(value, dict):
+        return None
+    keys = AID_KEYS if value.get("design") == "crossover" else ("run", "design", "show")
+    try:
+        return aid_settings({k: value[k] for k in keys if k in value})
+    except StudyConfigError:
+        return None
 
 
 def _report_prompt(value: Any) -> str:

@@ -34,6 +34,7 @@ CASE_BANK = PageSpec("coordinator_cases.py", "Case bank", ":material/photo_libra
 LEADERBOARD = PageSpec("analyst.py", "Leaderboard", ":material/leaderboard:", "analyst")
 CHARTS = PageSpec("analyst_charts.py", "Charts", ":material/bar_chart:", "charts")
 CASE_MATRIX = PageSpec("analyst_cases.py", "Per-case matrix", ":material/grid_on:", "per-case")
+AID = PageSpec("analyst_aid.py", "AI aid", ":material/psychology:", "ai-aid")
 RUNS = PageSpec("analyst_runs.py", "Model runs", ":material/smart_toy:", "model-runs")
 EXPORTS = PageSpec("analyst_exports.py", "Exports", ":material/download:", "exports")
 REPORT = PageSpec("report.py", "Report", ":material/description:", "report")
@@ -43,7 +44,7 @@ ROLE_PAGES: dict[str, tuple[PageSpec, ...]] = {
     # the answer key stays first (the coordinator's landing page, which its tests rely on)
     "coordinator": (ANSWER_KEY, PROGRESS, INVITES, CASE_BANK, NEW_STUDY, EXPORTS),
     "adjudicator": (ADJUDICATE,),
-    "analyst": (LEADERBOARD, CHARTS, CASE_MATRIX, RUNS, EXPORTS, REPORT),
+    "analyst": (LEADERBOARD, CHARTS, CASE_MATRIX, AID, RUNS, EXPORTS, REPORT),
 }
 
 # reader steps before the exam (see reader_app.exam.onboarding)

@@ -1,7 +1,7 @@
 """revision record: a replaced answer keeps its own active time and viewer record
 
 Revision ID: 0031_revision_record
-Revises: 0029_invite_group
+Revises: 0030_run_usage
 
 Until now a revision updated the answer's text in place and kept the first answer's
 ``active_ms`` and ``interaction_json`` on the response. From here the replaced answer's

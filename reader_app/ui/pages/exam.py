@@ -38,8 +38,18 @@ from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from reader_app.core.auth import AuthError
+from reader_app.exam.aid import (
+    AidError,
+    ModelAnswer,
+    model_answer,
+    pending_aided_view,
+    submit_aided,
+)
 from reader_app.exam.commit import (
+    ACCESS_ENDED,
     DB_DOWN,
+    case_label,
     commit_answer,
     commit_revision,
     keep_draft,
@@ -51,11 +61,12 @@ from reader_app.exam.practice import practice_feedback
 from reader_app.exam.progress import progress_at
 from reader_app.exam.revisions import StoredAnswer, stored_answer
 from reader_app.exam.state import NextUp
-from reader_app.exam.submit import study_closed_message
+from reader_app.exam.submit import AnswerError, study_closed_message, validate_answer
 from reader_app.exam.timing import mark_shown
 from reader_app.grounding.store import parse_location_json
 from reader_app.models import Reader, utcnow
 from reader_app.study.config import StudyConfig, study_settings
+from reader_app.ui.components.aid_step import aid_step, clear_form, final_answer
 from reader_app.ui.components.case_panel import (
     ExamDoor,
     PanelCase,
@@ -80,6 +91,7 @@ from reader_app.ui.context import (
     current_user,
     db_session,
     load_reader,
+    reader_for_callback,
     sign_out,
 )
 
@@ -129,6 +141,41 @@ def _submit() -> None:
         reader_id=user.reader_id,
         token_hash=user.token_hash,
         sessions=db_session,
+    )
+
+
+def _submit_aided(case: CaseView) -> None:
+    """The aided step's final answer (reader_app/exam/aid.py), stored beside the unaided
+    one; a refusal stays above the button and the form keeps what was entered."""
+    diagnosis, likert, idk = final_answer()
+    st.session_state["aid_error"] = None
+    try:
+        answer = validate_answer(diagnosis, likert, idk)
+        with db_session() as session:
+            reader = reader_for_callback(session, user)
+            if reader is None:
+                st.session_state["aid_error"] = ACCESS_ENDED
+                return
+            result = submit_aided(
+                session=session,
+                reader=reader,
+                case_public_id=case.public_id,
+                answer=answer,
+                shown_at=st.session_state.get("aid_shown_at"),
+                image_sha256=case.reader_sha256,
+            )
+    except (AnswerError, AidError, AuthError) as exc:
+        st.session_state["aid_error"] = str(exc)
+        return
+    except DBAPIError:
+        st.session_state["aid_error"] = DB_DOWN
+        return
+    clear_form()
+    st.session_state.pop("aid_shown_at", None)
+    exam.notice = (
+        "That final answer was already saved."
+        if result.duplicate
+        else f"Saved your final answer to {case_label(exam, case)}."
     )
 
 
@@ -293,6 +340,19 @@ try:
             feedback = practice_feedback(
                 session=session, reader=reader, case_public_id=feedback_case.public_id
             )
+        # a sequential AI-aided study: a case answered unaided waits for its aided step
+        # (reader_app/exam/aid.py); the model's answer is read only once that row exists
+        sequential_aid = config.aid is not None and config.aid.design == "sequential"
+        aid_case: CaseView | None = None
+        aid_shown: ModelAnswer | None = None
+        aid_problem: str | None = None
+        if sequential_aid and feedback is None:
+            aid_case = pending_aided_view(session, reader, summary.total)
+            if aid_case is not None:
+                try:
+                    aid_shown = model_answer(session, reader, aid_case.public_id)
+                except AidError as exc:
+                    aid_problem = str(exc)
         review_slot = exam.review if config.allow_revisions else None
         stored: StoredAnswer | None = None
         case: CaseView | None = None
@@ -349,6 +409,23 @@ if feedback is not None and feedback_case is not None:
         practice_feedback_panel(feedback, config.likert_labels, _continue, notice=notice)
     st.stop()
 exam.feedback = None
+
+if aid_case is not None:
+    exam_header(config.title, progress_at(aid_case.slot, summary), pausable=False)
+    show_notice(notice)
+    if aid_shown is None:
+        st.error(f"{aid_problem} Ask the study coordinator.")
+        st.stop()
+    st.session_state.setdefault("aid_shown_at", utcnow())
+    aid_step(
+        aid_case,
+        aid_shown,
+        config.likert_labels,
+        partial(_submit_aided, aid_case),
+        theme=config.theme,
+        error=st.session_state.get("aid_error"),
+    )
+    st.stop()
 
 if review_slot is not None and case is not None and stored is not None:
     limit = exam.review_limit if exam.review_limit is not None else summary.total
@@ -415,7 +492,9 @@ _case_screen(
     case,
     config,
     review=False,
-    following=following,
+    # an aided study's next step is the model's answer, drawn by the page: the panel
+    # holds no following case to show by itself
+    following=None if sequential_aid else following,
     notice=notice,
     draft=draft,
     following_draft=following_draft,

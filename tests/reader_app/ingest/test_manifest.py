@@ -142,6 +142,7 @@ def test_study_toml_defaults_fill_every_key(tmp_path: Path) -> None:
         "grading": {"adjudication": "single", "judges": [], "rubric_gap": 8},
         "report_prompt": None,
         "model_slices": "as-shown",
+        "aid": None,
     }
 
 

@@ -54,7 +54,7 @@ def test_the_check_sees_a_page_that_does_load_them() -> None:
 
 def test_the_analyst_pages_load_no_grading_client_or_matcher() -> None:
     pages = [PAGES_DIR / p.file for p in ROLE_PAGES["analyst"]]
-    assert len(pages) == 6
+    assert len(pages) == 7  # with the AI aid page
     assert loaded_after([APP, *pages], GRADING) == set()
     # the adjudicator's page grades: it does load them, so the check can see them
     assert loaded_after([APP, PAGES_DIR / "adjudicate.py"], GRADING) == set(GRADING)

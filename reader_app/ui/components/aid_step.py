@@ -1,0 +1,96 @@
+"""The AI-aided step of a sequential study (reader_app/exam/aid.py): drawn only once the
+reader's own (unaided) answer to the case is stored. The case's images, the model's
+answer in its own labelled box, and a final-answer form whose fields keep the stable
+accessible names (``Diagnosis``, ``N · <label>``, ``I don't know``) with ``Submit final
+answer``. The page passes what the service allowed; this module reads no database."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import streamlit as st
+
+from reader_app.exam.aid import ModelAnswer
+from reader_app.exam.next_case import CaseView
+from reader_app.grounding.store import parse_location_json
+from reader_app.ui.components.case_viewer import show_case_images
+from reader_app.ui.components.safe_text import escape_markdown
+
+AID_COLUMNS = [7, 3]
+BOX_TITLE = "AI model's answer"
+FIELDS = ("aid_diagnosis", "aid_likert", "aid_idk")
+
+
+def model_box(shown: ModelAnswer, likert_labels: Sequence[str]) -> None:
+    """The model's answer, in a bordered box of its own (CSS class ``st-key-aid_box``)."""
+    with st.container(border=True, key="aid_box"):
+        st.markdown(f"**{BOX_TITLE}**")
+        st.caption("Shown after your own answer, which is saved. Your final answer may differ.")
+        if "diagnosis" in shown.show:
+            text = "I don't know" if shown.idk else (shown.diagnosis or "(no answer)")
+            st.markdown(f"Diagnosis: {escape_markdown(text)}")
+        if "confidence" in shown.show and shown.likert is not None:
+            label = likert_labels[shown.likert]
+            st.markdown(f"Confidence: {shown.likert} · {escape_markdown(label)}")
+        if "marker" in shown.show:
+            point, nff = parse_location_json(shown.location_json)
+            if nff:
+                st.markdown("Marker: no focal finding")
+            elif point is not None:
+                where = f"slice {point.slice}, " if point.slice is not None else ""
+                st.markdown(f"Marker: {where}x {point.x:.0f}, y {point.y:.0f} (image pixels)")
+        if "report" in shown.show:
+            for title, body in (("Findings", shown.findings), ("Impression", shown.impression)):
+                if body:
+                    st.markdown(f"{title}: {escape_markdown(body)}")
+
+
+def final_answer() -> tuple[str, int | None, bool]:
+    """What the final-answer form holds: (diagnosis, likert, idk)."""
+    likert = st.session_state.get("aid_likert")
+    return (
+        str(st.session_state.get("aid_diagnosis") or ""),
+        int(str(likert).split(" ", 1)[0]) if likert else None,
+        bool(st.session_state.get("aid_idk")),
+    )
+
+
+def aid_step(
+    case: CaseView,
+    shown: ModelAnswer,
+    likert_labels: Sequence[str],
+    on_submit: Callable[[], None],
+    *,
+    theme: str,
+    error: str | None = None,
+) -> None:
+    """The aided step of one case: images on the left, the model's box and the form right."""
+    left, right = st.columns(AID_COLUMNS, gap="medium")
+    with left:
+        show_case_images(case, theme=theme)
+    with right:
+        model_box(shown, likert_labels)
+        st.markdown("**Your final answer**")
+        st.text_input("Diagnosis", key="aid_diagnosis", max_chars=300)
+        st.radio(
+            "Confidence",
+            [f"{i} · {label}" for i, label in enumerate(likert_labels)],
+            index=None,
+            key="aid_likert",
+        )
+        st.checkbox("I don't know", key="aid_idk")
+        if error:
+            st.error(error)
+        st.button(
+            "Submit final answer",
+            key="aid_submit",
+            type="primary",
+            on_click=on_submit,
+            width="stretch",
+        )
+
+
+def clear_form() -> None:
+    """A fresh form for the next aided step."""
+    for key in FIELDS:
+        st.session_state.pop(key, None)
