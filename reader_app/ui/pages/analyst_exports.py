@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from reader_app.analysis.data import how_to_grade
 from reader_app.analysis.exports import FORMATS, MIME, ExportError, export_bytes, file_name
 from reader_app.ui.components.analysis_cache import scoring_controls
 from reader_app.ui.components.safe_text import escape_markdown
 from reader_app.ui.context import db_session, load_reader, staff_user
-from scoring import FrameError
+from scoring import FrameError, UngradedRowsError
 
 DESCRIPTIONS = {
     "responses": "Responses: the tidy frame, one row per (responder, case).",
@@ -46,7 +47,8 @@ with db_session() as session:
                 with_reference=user.role == "analyst",  # the reference is the analyst's
             )
         except (ExportError, FrameError) as exc:
-            st.warning("Not available yet: " + escape_markdown(str(exc)))
+            hint = f" {how_to_grade(study.slug)}" if isinstance(exc, UngradedRowsError) else ""
+            st.warning("Not available yet: " + escape_markdown(str(exc) + hint))
             continue
         st.download_button(
             f"Download {what} ({fmt.upper()})",

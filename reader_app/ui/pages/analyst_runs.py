@@ -15,6 +15,7 @@ from reader_app.ui.components.flash import flash, show_flash
 from reader_app.ui.components.safe_text import show_table
 from reader_app.ui.context import db_session, load_reader, staff_user
 from reader_app.web.disk_uploads import stored_upload
+from reader_app.web.upload_gate import RUN_UPLOAD_MB
 
 user = staff_user("analyst")
 state = st.session_state
@@ -83,7 +84,12 @@ st.caption(
     "or a RadLE long-master CSV; see docs/model-runs.md. All rows or none are stored; exact "
     "key matches are graded at once, the rest go to adjudication."
 )
-st.file_uploader("File", type=["jsonl", "ndjson", "csv"], key="runs_file")
+st.file_uploader(
+    "File",
+    type=["jsonl", "ndjson", "csv"],
+    key="runs_file",
+    max_upload_size=RUN_UPLOAD_MB,  # the widget then says the real cap, not Streamlit's 500MB
+)
 left, right = st.columns(2)
 left.text_input("Run name (when the file has no responder column)", key="runs_name")
 right.text_input("Group / provider (optional)", key="runs_group")

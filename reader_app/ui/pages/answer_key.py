@@ -18,6 +18,7 @@ from reader_app.ui.components.flash import flash, show_flash
 from reader_app.ui.components.safe_text import labelled
 from reader_app.ui.context import current_user, db_session, load_reader
 from reader_app.web.disk_uploads import stored_upload
+from reader_app.web.upload_gate import KEY_UPLOAD_MB
 
 user = current_user()
 state = st.session_state
@@ -129,5 +130,10 @@ if chosen in by_id:
             )
 
 st.subheader("Apply a key file")
-st.file_uploader("Key CSV: case_id,diagnosis,synonyms", type=["csv"], key="key_upload")
+st.file_uploader(
+    "Key CSV: case_id,diagnosis,synonyms",
+    type=["csv"],
+    key="key_upload",
+    max_upload_size=KEY_UPLOAD_MB,  # the widget then says the real cap, not Streamlit's 500MB
+)
 st.button("Apply file", key="key_import", on_click=_apply_file)
