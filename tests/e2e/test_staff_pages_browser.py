@@ -196,7 +196,7 @@ def test_progress_metrics_fit_1024_and_staff_texts_are_aa_at_both_sizes(
     assert page.evaluate(_CUT_LABELS_JS) == []  # no metric label is cut with an ellipsis
     failures = _contrast_at_both_sizes(page, "progress")
 
-    page.goto(f"{served.url}/analyst?token={analyst}")
+    page.goto(f"{served.url}/?token={analyst}")  # the leaderboard is the analyst's landing page
     expect(page.get_by_role("heading", name="Leaderboard", level=1)).to_be_visible(timeout=WAIT)
     tab = page.get_by_role("tab", name="Diagnosis")
     expect(tab).to_have_attribute("aria-selected", "true", timeout=WAIT)
