@@ -16,6 +16,7 @@ from reader_app.core.logs import configure_logging
 from reader_app.exam.onboarding import onboarding_step
 from reader_app.study.config import study_settings
 from reader_app.ui.components.sign_in_panel import sign_in_panel
+from reader_app.ui.components.staff_style import staff_style
 from reader_app.ui.components.study_switcher import study_sidebar
 from reader_app.ui.context import db_session, finish_sign_out, load_reader, sign_in
 from reader_app.ui.navigation import PAGES_DIR, other_pages, pages_for
@@ -58,6 +59,7 @@ if step != "exam":
     st.session_state["_step"] = step
 if user.role != "reader":  # staff always see which study they are working on, and switch
     study_sidebar(user, st.session_state.get("_study_name", ""))
+    staff_style()  # AA text where Streamlit draws text in the primary colour
 
 specs = pages_for(user.role, step)
 if not specs:

@@ -184,8 +184,18 @@ def check_scorable(data: StudyData, case_ids: tuple[str, ...] | None = None) -> 
     if not waiting.empty:
         raise NotScorable(
             f"{len(waiting)} answer(s) on {waiting['case_id'].nunique()} case(s) are not graded "
-            "yet; scoring never guesses a verdict. Grade them first (the Adjudication page, or "
-            f"`readerstudy grade {data.slug}` with one or two judges), or score only the "
+            f"yet; scoring never guesses a verdict. {how_to_grade(data.slug)} Or score only the "
             f"{len(data.graded_cases())} fully graded case(s)."
         )
     return cases
+
+
+def how_to_grade(slug: str) -> str:
+    """Who can grade a study's pending answers, and where (issue 42): said wherever a
+    page or an export stops at ungraded answers."""
+    return (
+        "Pending answers are graded by an adjudicator on the Adjudication page (a "
+        "coordinator invites one on the Invites page with the role adjudicator), or on the "
+        f"server with `readerstudy grade {slug}` (answer key and earlier grades; add "
+        "`--judge URL MODEL` for LLM judges)."
+    )

@@ -42,7 +42,7 @@ import pyarrow as pa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from reader_app.analysis.data import run_cohorts, study_data, with_cohort
+from reader_app.analysis.data import how_to_grade, run_cohorts, study_data, with_cohort
 from reader_app.analysis.model_runs import (
     has_repeat_runs,
     repeat_frame,
@@ -61,7 +61,7 @@ from reader_app.grading.rubric_grades import rubric_frame
 from reader_app.grounding_audit.view import audit_table, study_audits
 from reader_app.models import AuditEvent, Study, utcnow
 from reader_app.results import tidy_responses
-from scoring import AuditParams, FrameError, ScoringParams, switch_table
+from scoring import AuditParams, FrameError, ScoringParams, UngradedRowsError, switch_table
 
 WHAT: Final = (
     "responses",
@@ -293,16 +293,21 @@ def deferred_export(
     return build
 
 
-def export_refusal(what: str, frame: pd.DataFrame, params: ScoringParams) -> str | None:
+def export_refusal(
+    what: str, frame: pd.DataFrame, params: ScoringParams, *, slug: str = "STUDY"
+) -> str | None:
     """Why ``what`` cannot be exported from the study's tidy ``frame`` yet, or None.
 
-    Only the MRMC export refuses (scoring.FrameError on an answer without a verdict);
-    the others export whatever there is.
+    Only the MRMC export refuses (scoring.FrameError on an answer without a verdict,
+    then said with who can grade it and where: ``how_to_grade``); the others export
+    whatever there is.
     """
     if what != "mrmc":
         return None
     try:
         mrmc_frame(frame, params)
+    except UngradedRowsError as exc:
+        return f"{exc} {how_to_grade(slug)}"
     except FrameError as exc:
         return str(exc)
     return None

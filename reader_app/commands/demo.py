@@ -16,6 +16,8 @@ from reader_app.core.served_address import link_base, served_url
 
 DEMO_READER = "demo-reader"
 DEMO_ANALYST = "demo-analyst"
+# a real reader group (reader_app/exam/profile.py), so pools read "Pool: board-certified"
+DEMO_GROUP = "board-certified"
 SCALES = ("small", "radle")
 
 
@@ -50,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         slug = ensure_demo_study(settings, progress=StepProgress(label="demo"))
         with cli_session(settings) as session:
             study = require_study(session, slug)
-            invite = invite_reader(session=session, study=study, code=DEMO_READER, group="demo")
+            invite = invite_reader(session=session, study=study, code=DEMO_READER, group=DEMO_GROUP)
         who = f"{DEMO_READER}, taking the exam"
     base = link_base(settings, served=served_url("127.0.0.1", args.port))
     print(f"Demo study '{slug}' is ready. Open this link to sign in as {who}:")

@@ -27,11 +27,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 # The app's own Streamlit settings, passed on the command line so they hold wherever
 # the server is started from (Streamlit reads .streamlit/config.toml only from the
 # current folder): no developer menu or Deploy button, no tracebacks or SQL in error
-# boxes, XSRF protection on, no file watcher.
+# boxes, XSRF protection on, no file watcher. CORS protection stays on (Streamlit's
+# default): "off" protected nothing (any origin's websocket was accepted; our own
+# origin check in reader_app/web/origin_check.py is the control) and made Streamlit
+# print a 15-line warning after the demo's sign-in link.
 APP_SETTINGS: dict[str, str] = {
     "server.headless": "true",
     "server.enableXsrfProtection": "true",
-    "server.enableCORS": "false",
+    "server.enableCORS": "true",
     "server.runOnSave": "false",
     "server.fileWatcherType": "none",
     "browser.gatherUsageStats": "false",

@@ -96,17 +96,24 @@ def revoke_invite(*, session: Session, reader: Reader, actor: str) -> None:
     )
 
 
+# what a refused link's holder can do next (issue 42): re-inviting rotates a link
+INVALID_LINK = (
+    "This sign-in link is not valid. Ask the study coordinator for a new link: a link "
+    "stops working when the reader is invited again, and only the newest one signs in."
+)
+
+
 def authenticate(*, session: Session, token: str) -> Reader:
     """Return the reader a token belongs to, or raise AuthError (forged, rotated, revoked)."""
     # Log lines name the reason and at most the reader's id: never the token, never an email.
     if not token or len(token) > 200:
         log.warning("sign-in refused: malformed link (%d characters)", len(token or ""))
-        raise AuthError("This sign-in link is not valid.")
+        raise AuthError(INVALID_LINK)
     digest = hash_token(token)
     reader = session.exec(select(Reader).where(Reader.token_hash == digest)).first()
     if reader is None or not hmac.compare_digest(reader.token_hash or "", digest):
         log.warning("sign-in refused: unknown or rotated link")
-        raise AuthError("This sign-in link is not valid.")
+        raise AuthError(INVALID_LINK)
     if reader.token_revoked_at is not None:
         log.warning("sign-in refused: revoked link (reader id %s)", reader.id)
         raise AuthError("This sign-in link has been revoked. Ask the study coordinator.")

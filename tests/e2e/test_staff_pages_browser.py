@@ -143,3 +143,70 @@ def test_case_previews_group_difference_template_and_study_switcher(
     _sidebar_study(page, "chest-a")
     _open(page, "Case bank")
     expect(page.locator('[class*="st-key-cb_case_"]')).to_have_count(3)
+
+
+_CUT_LABELS_JS = """
+() => [...document.querySelectorAll('[data-testid="stMetricLabel"]')].flatMap(label =>
+  [label, ...label.querySelectorAll('*')]
+    .filter(e => e.scrollWidth > e.clientWidth + 1)
+    .map(e => label.innerText.trim()))
+"""
+
+
+def _contrast_at_both_sizes(page: Page, name: str) -> list[str]:
+    """Screenshots at both sizes (test-artifacts/) and every text below AA, at each size."""
+    failures: list[str] = []
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        settled(page)
+        page.screenshot(path=str(artifact(f"{name}-{width}x{height}.png")), full_page=True)
+        for part in ("stMain", "stSidebar"):
+            found = low_contrast_texts(page.locator(f'[data-testid="{part}"]'))
+            failures += [f"{name} {width}x{height} {part}: {f}" for f in found]
+    return failures
+
+
+def test_progress_metrics_fit_1024_and_staff_texts_are_aa_at_both_sizes(
+    served: ServedApp, page: Page, session: Session, settings: Settings
+) -> None:
+    """Issue 42: at 1024x768 "Imported, no sign-in" was cut to "Import..."; the analyst's
+    active tab "Diagnosis" was 3.1:1 and the sidebar slider's value 2.65:1 (AA: 4.5:1)."""
+    from tests.reader_app.analysis.scenario import (
+        grade_everything,
+        import_model_run,
+        plan_for,
+        simulate_reader,
+    )
+
+    cases = ["case-000", "case-001", "case-002", "case-003"]
+    study = make_study(session, settings.asset_dir, n_cases=4, slug="aa-study")
+    simulate_reader(session, study, "R01", plan_for(cases, "CCwI"), group="board-certified")
+    simulate_reader(session, study, "R02", plan_for(cases, "CWMC"), group="PGY2")
+    import_model_run(session, study, "vlm-a", plan_for(cases, "CCCW"))
+    grade_everything(session, study)
+    coordinator = make_reader(session, study, code="C01", role="coordinator").token
+    analyst = make_reader(session, study, code="AN1", role="analyst").token
+
+    page.set_viewport_size({"width": 1024, "height": 768})
+    page.goto(f"{served.url}/progress?token={coordinator}")
+    expect(page.get_by_role("heading", name="Progress", level=1)).to_be_visible(timeout=WAIT)
+    imported = page.get_by_test_id("stMetric").filter(has_text="Imported, no sign-in")
+    expect(imported).to_be_visible(timeout=WAIT)
+    settled(page)
+    assert page.evaluate(_CUT_LABELS_JS) == []  # no metric label is cut with an ellipsis
+    failures = _contrast_at_both_sizes(page, "progress")
+
+    page.goto(f"{served.url}/?token={analyst}")  # the leaderboard is the analyst's landing page
+    expect(page.get_by_role("heading", name="Leaderboard", level=1)).to_be_visible(timeout=WAIT)
+    tab = page.get_by_role("tab", name="Diagnosis")
+    expect(tab).to_have_attribute("aria-selected", "true", timeout=WAIT)
+    slider_value = page.get_by_test_id("stSliderThumbValue")
+    expect(slider_value).to_be_visible(timeout=WAIT)
+    settled(page)
+    failures += _contrast_at_both_sizes(page, "leaderboard")
+    for title, name in (("Per-case matrix", "per-case"), ("Exports", "exports")):
+        page.goto(f"{served.url}/{name}?token={analyst}")  # a staff link to the page
+        expect(page.get_by_role("heading", name=title, level=1)).to_be_visible(timeout=WAIT)
+        settled(page)
+        failures += _contrast_at_both_sizes(page, name)
+    assert not failures, failures

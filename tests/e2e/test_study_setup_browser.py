@@ -3,7 +3,8 @@
 - the demo study uploaded as a ZIP (set_input_files): both flagged radiographs
   appear in the review queue, one is cleared and one excluded, the import runs
   as a server-side job to its end, and a reader takes the new study's exam;
-- a ZIP with three different problems shows all three and writes nothing;
+- a ZIP with three different problems shows all three and writes nothing; a small bad
+  ZIP reads its size in KB, and "Start over" empties the uploader (issue 42);
 - a reload during a long import shows its progress, then its end.
 
 Screenshots (1440x900 and 1024x768) go to test-artifacts/ for docs/coordinator.md.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -269,11 +271,29 @@ def test_three_problems_shown_at_once_nothing_written(
     """At each viewport in turn (one server): the same upload, checked and started over."""
     _, token = _coordinator(session, settings)
     upload = three_problem_zip(tmp_path)
+    # a small bad ZIP: the demo's manifest.csv alone, each image it names missing
+    tiny = tmp_path / "manifest-only.zip"
+    with zipfile.ZipFile(tiny, "w") as zf:
+        zf.write(tmp_path / "bad-src" / "manifest.csv", "manifest.csv")
+    assert tiny.stat().st_size < 1_000_000
     for width, height in VIEWPORTS:
         page.set_viewport_size({"width": width, "height": height})
         _open_setup(page, served, token)
         _type_slug(page, "broken")
+        # issue 42: a small bad ZIP read "(0.0 MB)", and "Start over" left it listed
+        _upload(page, tiny)
+        expect(page.locator(".st-key-setup_chosen")).to_have_text(
+            f"Chosen: {tiny.name} ({tiny.stat().st_size / 1000:.1f} KB)"  # decimal, as MB
+        )
+        _check(page)
+        page.locator(".st-key-setup_reset button").click()
+        expect(page.locator(".st-key-setup_chosen")).to_have_count(0)
+        expect(page.locator(".st-key-setup_zip")).not_to_contain_text(tiny.name)
+        settled(page)
+
         _upload(page, upload)
+        size_mb = upload.stat().st_size / 1_000_000  # 13.7: a ZIP over 1 MB reads in MB
+        expect(page.locator(".st-key-setup_chosen")).to_contain_text(f"({size_mb:.1f} MB)")
         _check(page)
 
         problems = page.locator(".st-key-setup_problems")
@@ -295,6 +315,9 @@ def test_three_problems_shown_at_once_nothing_written(
         page.locator(".st-key-setup_reset button").click()
         expect(problems).to_have_count(0)
         settled(page)
+        # issue 42: "Start over" left the bad ZIP listed; now the uploader is empty too
+        expect(page.locator(".st-key-setup_chosen")).to_have_count(0)
+        expect(page.locator(".st-key-setup_zip")).not_to_contain_text(upload.name)
         assert _workspaces(settings) == []  # start over removes the extracted files
 
 

@@ -1,4 +1,4 @@
-"""Streamlit's own protections stay on: XSRF, no CORS, no tracebacks for readers, loopback."""
+"""Streamlit's own protections stay on: XSRF, CORS, no tracebacks for readers, loopback."""
 
 from __future__ import annotations
 
@@ -30,10 +30,11 @@ def _config() -> dict[str, dict[str, object]]:
     return tomllib.loads(CONFIG.read_text())
 
 
-def test_xsrf_protection_is_on_and_cors_off() -> None:
+def test_xsrf_protection_is_on_and_cors_protection_on() -> None:
+    # issue 42: CORS protection off protected nothing and printed a 15-line warning
     server = _config()["server"]
     assert server["enableXsrfProtection"] is True
-    assert server["enableCORS"] is False
+    assert server["enableCORS"] is True
 
 
 def test_readers_see_no_tracebacks_or_developer_tools() -> None:

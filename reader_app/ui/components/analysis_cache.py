@@ -200,7 +200,7 @@ def export_refusal(what: str, data: StudyData, params: ScoringParams) -> str | N
         data,
         "export_refusal",
         (what, params_key(params)),
-        lambda: exports.export_refusal(what, data.frame, params),
+        lambda: exports.export_refusal(what, data.frame, params, slug=data.slug),
     )
 
 

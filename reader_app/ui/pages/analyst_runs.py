@@ -11,6 +11,7 @@ import streamlit as st
 
 from reader_app.analysis.model_runs import import_model_file, list_runs, repeat_summary
 from reader_app.core.auth import AuthError
+from reader_app.core.upload_limits import RUN_UPLOAD_MB
 from reader_app.ui.components.flash import flash, show_flash
 from reader_app.ui.components.safe_text import show_table
 from reader_app.ui.components.uploads import stored_upload
@@ -83,7 +84,12 @@ st.caption(
     "or a RadLE long-master CSV; see docs/model-runs.md. All rows or none are stored; exact "
     "key matches are graded at once, the rest go to adjudication."
 )
-st.file_uploader("File", type=["jsonl", "ndjson", "csv"], key="runs_file")
+st.file_uploader(
+    "File",
+    type=["jsonl", "ndjson", "csv"],
+    key="runs_file",
+    max_upload_size=RUN_UPLOAD_MB,  # the widget then says the real cap, not Streamlit's 500MB
+)
 left, right = st.columns(2)
 left.text_input("Run name (when the file has no responder column)", key="runs_name")
 right.text_input("Group / provider (optional)", key="runs_group")

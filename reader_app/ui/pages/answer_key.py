@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from reader_app.core.auth import AuthError
+from reader_app.core.upload_limits import KEY_UPLOAD_MB
 from reader_app.grading.key import AnswerKeyError, KeyEntry, parse_key_csv, write_key_csv
 from reader_app.grading.key_admin import import_key, key_history, list_key, update_key
 from reader_app.ui.components.flash import flash, show_flash
@@ -129,5 +130,10 @@ if chosen in by_id:
             )
 
 st.subheader("Apply a key file")
-st.file_uploader("Key CSV: case_id,diagnosis,synonyms", type=["csv"], key="key_upload")
+st.file_uploader(
+    "Key CSV: case_id,diagnosis,synonyms",
+    type=["csv"],
+    key="key_upload",
+    max_upload_size=KEY_UPLOAD_MB,  # the widget then says the real cap, not Streamlit's 500MB
+)
 st.button("Apply file", key="key_import", on_click=_apply_file)

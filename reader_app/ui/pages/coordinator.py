@@ -110,7 +110,8 @@ if not targets:
 
 st.subheader("Readers")
 counts = reader_counts(progress)
-metrics = st.columns(6)
+# two rows of three: six in a row cut "Imported, no sign-in" to "Import..." at 1024 px
+metrics = [*st.columns(3), *st.columns(3)]
 metrics[0].metric("Invited", counts["invited"], help="readers with a sign-in link")
 metrics[1].metric(
     "Imported, no sign-in",
@@ -164,7 +165,7 @@ else:
         text=f"{grading.graded_answers} of {grading.answers} answers graded "
         f"({grading.pct_answers_graded:.0f}%), mode: {grading.mode}",
     )
-    g = st.columns(4)
+    g = [*st.columns(2), *st.columns(2)]  # four in a row cut labels at 1024 px
     g[0].metric("Distinct answers", grading.items)
     g[1].metric("Graded", grading.graded_items)
     g[2].metric("Waiting for an adjudicator", grading.waiting_items + grading.in_review_items)

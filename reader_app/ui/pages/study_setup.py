@@ -66,12 +66,31 @@ RECENT = timedelta(hours=1)  # a finished import still shows after a reload
 UPLOAD, FOLDER = "Upload a ZIP", "A folder on the server"
 
 
+def _zip_key() -> str:
+    """The ZIP uploader's key: a new one after "Start over", which empties the widget
+    (Streamlit lets no code clear a file uploader's value)."""
+    return f"setup_zip_{state.get('_setup_zip_round', 0)}"
+
+
+def _size_text(size: int) -> str:
+    """``33.8 KB``, ``2.1 MB``: a small file is not shown as 0.0 MB."""
+    if size < 1_000_000:
+        return f"{size / 1000:.1f} KB"
+    return f"{size / 1_000_000:.1f} MB"
+
+
 def _reset() -> None:
     discard(settings, state.pop("_setup_source", None))
     for key in ("_setup_scan", "_setup_target"):
         state.pop(key, None)
     for key in [k for k in state if str(k).startswith("setup_decision_")]:
         del state[key]
+
+
+def _start_over() -> None:
+    """Forget the check and the chosen ZIP: the page is as on arrival."""
+    _reset()
+    state["_setup_zip_round"] = state.get("_setup_zip_round", 0) + 1
 
 
 def _check() -> None:
@@ -89,7 +108,7 @@ def _check() -> None:
                     raw=state.get("setup_folder") or "",
                 )
             else:
-                upload = state.get("setup_zip")
+                upload = state.get(_zip_key())
                 if upload is None:
                     flash(PAGE, "error", "Choose a ZIP file first.")
                     return
@@ -288,19 +307,21 @@ if settings.import_root is not None:
 if state.get("setup_source", UPLOAD) == FOLDER:
     st.text_input(f"Folder under {settings.import_root}", key="setup_folder")
 else:
-    st.file_uploader(
-        "Study ZIP: manifest.csv, study.toml and the image files "
-        f"(up to {settings.max_upload_mb} MB)",
-        type=["zip"],
-        key="setup_zip",
-    )
-    if (chosen := state.get("setup_zip")) is not None:
+    with st.container(key="setup_zip"):  # its widget key changes on "Start over"
+        st.file_uploader(
+            "Study ZIP: manifest.csv, study.toml and the image files "
+            f"(up to {settings.max_upload_mb} MB)",
+            type=["zip"],
+            key=_zip_key(),
+            max_upload_size=settings.max_upload_mb,  # the widget's own "... per file" text
+        )
+    if (chosen := state.get(_zip_key())) is not None:
         with st.container(key="setup_chosen"):
             try:
-                chosen_mb = f"{stored_upload(chosen).size / 1_000_000:.1f} MB"
+                chosen_size = _size_text(stored_upload(chosen).size)
             except FileNotFoundError:
-                chosen_mb = "gone; choose it again"
-            st.text(f"Chosen: {chosen.name} ({chosen_mb})")
+                chosen_size = "gone; choose it again"
+            st.text(f"Chosen: {chosen.name} ({chosen_size})")
     if settings.import_root is None:
         st.caption("Importing from a server folder is off (READERSTUDY_IMPORT_ROOT is not set).")
 st.button("Check the study", key="setup_check", type="primary", on_click=_check)
@@ -331,7 +352,7 @@ if result.problems:
         mime="text/csv",
         key="setup_problems_csv",
     )
-    st.button("Start over", key="setup_reset", on_click=_reset)
+    st.button("Start over", key="setup_reset", on_click=_start_over)
     st.stop()
 st.success(
     f"No problems: {result.cases} case(s), {result.strips} of them strip(s); "
@@ -372,4 +393,4 @@ cols = st.columns([1, 1, 4])
 cols[0].button(
     "Import", key="setup_import", type="primary", on_click=_import, disabled=bool(undecided)
 )
-cols[1].button("Start over", key="setup_reset", on_click=_reset)
+cols[1].button("Start over", key="setup_reset", on_click=_start_over)

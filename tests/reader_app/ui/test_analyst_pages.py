@@ -98,6 +98,12 @@ def test_empty_states_are_messages(
     assert "No verdicts yet" in plain(at.info[0].value)
     at.switch_page(PAGES["exports"]).run()
     assert not at.exception and "Not available yet" in texts(at)  # MRMC needs verdicts
+    # issue 42: the MRMC export said "grade them first" without saying who, or where
+    (mrmc,) = [w for w in at.warning if "MRMC" in plain(w.value) or "verdict" in plain(w.value)]
+    said = plain(mrmc.value)
+    assert "adjudicator on the Adjudication page" in said, said
+    assert "Invites page with the role adjudicator" in said, said
+    assert f"readerstudy grade {study.slug}" in said, said
 
     from reader_app.grading.autograde import autograde_study
 

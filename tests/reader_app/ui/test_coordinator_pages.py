@@ -168,3 +168,15 @@ def test_readers_cannot_reach_coordinator_pages(
     for page in PAGES.values():
         with pytest.raises(ValueError, match="Could not find a navigation page"):
             at.switch_page(page)
+
+
+def test_the_key_uploader_states_its_own_4_mb_cap(
+    coordinator_app: tuple[AppTest, Study],
+) -> None:
+    """Issue 42: the key uploader said Streamlit's "500MB per file" although the upload
+    gate holds a key CSV to KEY_UPLOAD_MB (4). The widget's own limit is what it shows."""
+    at, _ = coordinator_app
+    at.switch_page(PAGES["key"]).run()
+    assert not at.exception
+    (uploader,) = at.get("file_uploader")
+    assert uploader.proto.max_upload_size_mb == 4  # == KEY_UPLOAD_MB, the gate's cap

@@ -31,6 +31,7 @@ from tests.reader_app.ui.helpers import (
     viewer_data,
     viewer_images,
 )
+from tests.support.text import plain
 
 App = Callable[..., AppTest]
 
@@ -46,6 +47,10 @@ def test_forged_token_is_refused(app_for: App, session: Session, settings: Setti
     make_study(session, settings.asset_dir, n_cases=1)
     at = app_for("not-a-real-token")
     assert "not valid" in at.error[0].value
+    # issue 42: the message says what to do next (a re-invite rotates the link)
+    said = plain(at.error[0].value)
+    assert "Ask the study coordinator for a new link" in said, said
+    assert "invited again" in said, said
     assert not has_panel(at)
 
 
