@@ -45,6 +45,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("grounding",),  # a location and a reference mask: storage and the hit test
     ("study",),  # case bank, study settings, answer modes, PNG store, windows, state switch
     ("llm",),  # the one OpenAI-compatible chat client, judges, prompts
+    ("responses",),  # the one builder of responses rows: exam, model runs, imports
     ("core", "migrations"),  # settings, db, errors, logs, audit, auth, text rules, doors
     ("models",),  # the tables
     ("",),  # reader_app/__init__.py

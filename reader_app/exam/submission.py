@@ -1,20 +1,15 @@
 """One submitted answer, as the case panel sent it, checked once.
 
-The case panel (``ui/static/panel.js``) sends ONE value per submit, built from
-what is on screen at that moment::
-
-    {"case": "<public id>", "form_key": "...", "diagnosis": "...", "findings": "...",
-     "impression": "...", "likert": 0-4 | null, "idk": bool, "no_focal_finding": bool,
-     "marker": {"x", "y", "slice"} | null, "record": {...viewer record...},
-     "active_ms": int}
-
-Everything in it is input. :func:`read_submission` turns it into a typed
-:class:`Submission` (wrong types are a clear :class:`AnswerError`, never an
-exception from deep inside); :func:`check_submission` applies the exam's rules
-(the diagnosis or report rules, the confidence rule, the location on the image)
-and returns what one store call needs. Numbers must be finite and of a sane
-size: a NaN or a 400-digit integer in the marker or the viewer record is
-refused with a message, never stored and never an ``OverflowError``.
+The case panel (``ui/static/panel.js``) sends ONE value per submit, built from what is on
+screen at that moment; its shape is declared once, by :class:`PanelValue` (and
+:class:`PanelDraft`, the same plus the browser's clock). Everything in it is input:
+:func:`read_submission` validates it in one step (pydantic, strict types, unknown fields
+refused, texts bounded) and turns it into a typed :class:`Submission`; a value of another
+shape is a clear :class:`AnswerError`, never an exception from deep inside.
+:func:`check_submission` applies the exam's rules (the diagnosis or report rules, the
+confidence rule, the location on the image) and returns what one store call needs. Numbers
+must be finite and of a sane size: a NaN or a 400-digit integer in the marker or the viewer
+record is refused with a message, never stored and never an ``OverflowError``.
 
 The panel's draft (``exam/drafts.py``) has the same shape plus ``edited_at`` (the
 browser's clock, ms): :func:`read_draft` reads it with the same checks and cuts
@@ -26,7 +21,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reader_app.core.text_rules.answers import clean_model_text
 from reader_app.exam.drafts import DraftValues
@@ -40,6 +37,65 @@ MAX_NUMBER = 1e9  # past any coordinate, zoom, count or duration the viewer reco
 MAX_CLOCK_MS = 1e14  # a browser clock in ms since 1970 (year 5138)
 NOT_SENT = "The answer did not arrive as the page sends it; please submit again."
 BAD_NUMBER = "The {where} sent with the answer is not a finite number; please submit again."
+BAD_LIKERT = "Confidence must be a whole number from 0 to 4."
+
+# a finite number of a sane size (an int or a float, never a bool or a string)
+_Number = Annotated[float, Field(ge=-MAX_NUMBER, le=MAX_NUMBER, allow_inf_nan=False)]
+_Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
+_STRICT = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class PanelMarker(BaseModel):
+    """The viewer's marker (ui/static/viewer.js): a point in stored-image pixels and, on a
+    strip, its slice (checked against the case's images by exam.location); ``case`` names
+    the case it was placed on (a stale page's marker counts as none)."""
+
+    model_config = _STRICT
+
+    x: _Number
+    y: _Number
+    slice: int | float | None = None
+    case: str | None = None
+
+
+class PanelValue(BaseModel):
+    """The case panel's submit value (ui/static/panel.js), the one declaration of its shape.
+
+    The fields are listed in the order a wrong value is reported (the first one wins).
+    """
+
+    model_config = _STRICT
+
+    case: str  # the case's public id
+    likert: int | None = None  # 0-4, checked by the exam's rules
+    marker: PanelMarker | None = None  # grounding studies
+    record: dict[str, Any] | None = None  # the viewer record (clean_interaction reduces it)
+    active_ms: _Number | None = None  # time the case page was visible
+    diagnosis: _Text | None = None  # None: the form has no diagnosis field
+    findings: _Text | None = None
+    impression: _Text | None = None
+    form_key: str | None = None  # the form drawn ("review" for a stored answer changed)
+    idk: bool = False
+    no_focal_finding: bool = False
+
+
+class PanelDraft(PanelValue):
+    """The panel's draft: the submit's shape plus the browser's clock at the last edit."""
+
+    edited_at: Annotated[float, Field(ge=-MAX_CLOCK_MS, le=MAX_CLOCK_MS, allow_inf_nan=False)] | (
+        None
+    ) = None
+
+
+_Value = TypeVar("_Value", bound=PanelValue)
+
+# where a wrong number is named in the message: the field's path -> its name for the reader
+_NUMBERS: dict[tuple[int | str, ...], str] = {
+    ("marker", "x"): "marker's x",
+    ("marker", "y"): "marker's y",
+    ("active_ms",): "active time",
+    ("edited_at",): "draft's time",
+}
 
 
 @dataclass(frozen=True)
@@ -69,15 +125,6 @@ class CheckedSubmission:
     active_ms: int | None
 
 
-def _text(raw: Mapping[str, Any], key: str) -> str:
-    value = raw.get(key)
-    if value is None:
-        return ""
-    if not isinstance(value, str) or len(value) > MAX_TEXT_CHARS:
-        raise AnswerError(NOT_SENT)
-    return value
-
-
 def finite(value: object, where: str, high: float = MAX_NUMBER) -> float:
     """``value`` as a float when it is a finite number of a sane size, else AnswerError."""
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -91,38 +138,41 @@ def finite(value: object, where: str, high: float = MAX_NUMBER) -> float:
     return value
 
 
+def _validated(model: type[_Value], raw: object) -> _Value:
+    """``raw`` validated once as ``model``; the first wrong field as the reader's message."""
+    if not isinstance(raw, Mapping):
+        raise AnswerError(NOT_SENT)
+    try:
+        return model.model_validate(dict(raw))
+    except ValidationError as exc:
+        loc = tuple(exc.errors()[0]["loc"])
+    if loc[:1] == ("likert",):
+        raise AnswerError(BAD_LIKERT, field="likert") from None
+    if (where := _NUMBERS.get(loc[:2]) or _NUMBERS.get(loc[:1])) is not None:
+        raise AnswerError(BAD_NUMBER.format(where=where)) from None
+    raise AnswerError(NOT_SENT) from None
+
+
+def _submission(value: PanelValue) -> Submission:
+    marker = value.marker
+    return Submission(
+        case_token=value.case,
+        form_key=value.form_key or "",
+        diagnosis=value.diagnosis,
+        findings=value.findings or "",
+        impression=value.impression or "",
+        likert=value.likert,
+        idk=value.idk,
+        no_focal_finding=value.no_focal_finding,
+        marker=None if marker is None else marker.model_dump(exclude_unset=True),
+        record=None if value.record is None else clean_interaction(value.record),
+        active_ms=None if value.active_ms is None else round(value.active_ms),
+    )
+
+
 def read_submission(raw: object) -> Submission:
     """The panel's value as a :class:`Submission`; AnswerError when it is not one."""
-    if not isinstance(raw, Mapping) or not isinstance(raw.get("case"), str):
-        raise AnswerError(NOT_SENT)
-    likert = raw.get("likert")
-    if likert is not None and (isinstance(likert, bool) or not isinstance(likert, int)):
-        raise AnswerError("Confidence must be a whole number from 0 to 4.", field="likert")
-    marker = raw.get("marker")
-    if marker is not None:
-        if not isinstance(marker, Mapping):
-            raise AnswerError(NOT_SENT)
-        for axis in ("x", "y"):
-            finite(marker.get(axis), f"marker's {axis}")
-    record = raw.get("record")
-    if record is not None and not isinstance(record, Mapping):
-        raise AnswerError(NOT_SENT)
-    active = raw.get("active_ms")
-    active_ms = None if active is None else round(finite(active, "active time"))
-    diagnosis = raw.get("diagnosis")
-    return Submission(
-        case_token=str(raw["case"]),
-        form_key=str(raw.get("form_key") or ""),
-        diagnosis=_text(raw, "diagnosis") if diagnosis is not None else None,
-        findings=_text(raw, "findings"),
-        impression=_text(raw, "impression"),
-        likert=likert,
-        idk=raw.get("idk") is True,
-        no_focal_finding=raw.get("no_focal_finding") is True,
-        marker=marker,
-        record=None if record is None else clean_interaction(record),
-        active_ms=active_ms,
-    )
+    return _submission(_validated(PanelValue, raw))
 
 
 def read_draft(raw: object) -> DraftValues:
@@ -130,8 +180,8 @@ def read_draft(raw: object) -> DraftValues:
     AnswerError for wrong types and numbers that are not finite); its texts cut to the
     form's limits and cleared of forbidden characters, a confidence outside 0-4 dropped,
     the marker reduced to its point."""
-    sub = read_submission(raw)
-    assert isinstance(raw, Mapping)
+    draft = _validated(PanelDraft, raw)
+    sub = _submission(draft)
     marker = None
     if sub.marker is not None:
         where = sub.marker.get("slice")
@@ -140,8 +190,7 @@ def read_draft(raw: object) -> DraftValues:
             "y": finite(sub.marker.get("y"), "marker's y"),
             "slice": None if where is None else round(finite(where, "marker's slice")),
         }
-    edited = raw.get("edited_at")
-    edited_at_ms = None if edited is None else round(finite(edited, "draft's time", MAX_CLOCK_MS))
+    edited_at_ms = None if draft.edited_at is None else round(draft.edited_at)
 
     def text(value: str, limit: int) -> str:
         return clean_model_text(value[:limit])[0]

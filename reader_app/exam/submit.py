@@ -8,7 +8,6 @@ reader's draft of the case (exam/drafts.py) is deleted in the same transaction.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -20,7 +19,8 @@ from reader_app.core.errors import ReaderStudyError
 from reader_app.core.text_rules.answers import forbidden_characters
 from reader_app.exam.drafts import clear_draft
 from reader_app.exam.timing import first_shown
-from reader_app.models import Case, Reader, ReaderOrder, Response, Study, utcnow
+from reader_app.models import Case, Reader, ReaderOrder, Response, Study
+from reader_app.responses import Responder, fill_response
 
 MAX_DIAGNOSIS_CHARS = 300
 
@@ -186,26 +186,26 @@ def store_response(
     assert case.id is not None and study.id is not None
     if (closed := study_closed_message(study.state)) is not None:
         raise AnswerError(closed)
-    response = Response(
+    response = fill_response(
+        None,
         study_id=study.id,
         case_id=case.id,
-        reader_id=reader.id,
+        responder=Responder(reader_id=reader.id),
+        status=columns.status,
+        idk=columns.idk,
+        diagnosis=columns.diagnosis,
+        likert=columns.likert,
+        findings=columns.findings,
+        impression=columns.impression,
+        location_json=columns.location_json,
+        image_sha256=image_sha256,
         shown_at=shown_at,
         first_shown_at=first_shown(session=session, reader_id=reader.id, case_id=case.id)
         or shown_at,
         active_ms=active_ms,
-        submitted_at=utcnow(),
-        image_sha256=",".join(image_sha256),
         practice=case.practice,
-        meta_json=json.dumps(meta or {}, sort_keys=True),
-        interaction_json=None if interaction is None else json.dumps(interaction, sort_keys=True),
-        diagnosis=columns.diagnosis,
-        findings=columns.findings,
-        impression=columns.impression,
-        likert=columns.likert,
-        idk=columns.idk,
-        status=columns.status,
-        location_json=columns.location_json,
+        meta=meta,
+        interaction=interaction,
         arm=arm,
         aid_run_id=aid_run_id,
     )

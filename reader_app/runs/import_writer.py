@@ -20,11 +20,11 @@ from sqlmodel import Session, col, select
 
 from reader_app.core.audit import record_event
 from reader_app.core.errors import ReaderStudyError
-from reader_app.core.text_rules.answers import store_raw
 from reader_app.exam.next_case import ImageView, case_view
 from reader_app.grading.memory import record_verdict
 from reader_app.grading.normalize import normalize_answer
-from reader_app.models import Case, ModelRun, Reader, Response, Study, Verdict, utcnow
+from reader_app.models import Case, ModelRun, Reader, Response, Study, Verdict
+from reader_app.responses import Responder, fill_response
 from reader_app.runs.grounded import stored_location
 from reader_app.runs.record import clean_cohort, finish_run
 from scoring.io import ABSENT, ParsedLocation
@@ -230,21 +230,34 @@ def row_location(
     return stored_location(row.location, kind=case.kind, images=images, stored=stored)
 
 
-def response_fields(row: ImportRow) -> dict[str, Any]:
-    idk = row.status == "idk"
+def _response(
+    existing: Response | None,
+    *,
+    session: Session,
+    study_id: int,
+    case: Case,
+    responder: Responder,
+    row: ImportRow,
+) -> Response:
+    """The file row's ``responses`` row: an idk carries no text, only an answered row a
+    confidence; the raw reply NUL-safe on PostgreSQL (reader_app.responses)."""
+    assert case.id is not None
     keep_text = row.status in ("answered", "invalid") and bool(row.diagnosis)
-    raw_reply, raw_flags = store_raw(row.raw_reply)  # text_policy: NUL-safe on PostgreSQL
-    return {
-        "status": row.status,
-        "idk": idk,
-        "diagnosis": row.diagnosis if keep_text else None,
-        "likert": row.likert if row.status == "answered" else None,
-        "raw_reply": raw_reply,
-        "image_sha256": row.image_sha256,
-        "meta_json": json.dumps(
-            {**row.meta, **raw_flags, "imported": True}, sort_keys=True, default=str
-        ),
-    }
+    location_json, location_meta = row_location(session=session, case=case, row=row)
+    return fill_response(
+        existing,
+        study_id=study_id,
+        case_id=case.id,
+        responder=responder,
+        status=row.status,
+        diagnosis=row.diagnosis if keep_text else None,
+        likert=row.likert if row.status == "answered" else None,
+        location_json=location_json,
+        image_sha256=row.image_sha256.split(",") if row.image_sha256 else (),
+        practice=case.practice,
+        meta={**row.meta, "imported": True, **location_meta},
+        raw_reply=row.raw_reply,
+    )
 
 
 def write_rows(
@@ -271,34 +284,22 @@ def write_rows(
         if row.kind == "human":
             if row.responder not in readers:
                 readers[row.responder] = _reader(session, study, row)
-            owner = {"reader_id": readers[row.responder].id}
-            owned = col(Response.reader_id) == owner["reader_id"]
+            owner = Responder(reader_id=readers[row.responder].id)
+            owned = col(Response.reader_id) == owner.reader_id
         else:
             if row.responder not in runs:
                 runs[row.responder] = _run(session, study, row, params)
-            owner = {"model_run_id": runs[row.responder].id}
-            owned = col(Response.model_run_id) == owner["model_run_id"]
+            owner = Responder(model_run_id=runs[row.responder].id)
+            owned = col(Response.model_run_id) == owner.model_run_id
         existing = session.exec(select(Response).where(Response.case_id == case.id, owned)).first()
         if existing is not None and not replace:
             summary.skipped += 1
             continue
         assert study.id is not None and case.id is not None
-        response = existing or Response(
-            study_id=study.id,
-            case_id=case.id,
-            status=row.status,
-            **owner,  # type: ignore[arg-type]
+        response = _response(
+            existing, session=session, study_id=study.id, case=case, responder=owner, row=row
         )
-        for key, value in response_fields(row).items():
-            setattr(response, key, value)
-        response.location_json, location_meta = row_location(session=session, case=case, row=row)
-        if location_meta:
-            meta = {**json.loads(response.meta_json), **location_meta}
-            response.meta_json = json.dumps(meta, sort_keys=True, default=str)
-        response.practice = case.practice
-        response.submitted_at = utcnow()
         if existing is not None:
-            response.revision += 1
             summary.updated += 1
         else:
             summary.added += 1

@@ -16,7 +16,6 @@ longer than the client's whole-request deadline (times its attempts).
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections import deque
@@ -32,11 +31,12 @@ from sqlmodel import Session, col, select
 
 from reader_app.core.audit import record_event
 from reader_app.core.errors import ReaderStudyError
-from reader_app.core.text_rules.answers import clean_model_text, store_raw
+from reader_app.core.text_rules.answers import clean_model_text
 from reader_app.exam.next_case import ImageView, case_view
 from reader_app.llm import ChatClient, ChatReply, EndpointError, FatalEndpointError
 from reader_app.llm.prompts import Prompt, load_prompt
 from reader_app.models import Case, ModelRun, Response, ResponseRevision, Study, utcnow
+from reader_app.responses import Responder, fill_response
 from reader_app.runs import lease
 from reader_app.runs.case_job import CaseJob, Outcome
 from reader_app.runs.grounded import stored_location
@@ -217,12 +217,6 @@ def reply_outcome(
     )
 
 
-def _stored_raw(raw: str | None, meta: dict[str, Any]) -> tuple[str | None, str]:
-    """The raw reply as the database can hold it, and the meta JSON flagging an escape."""
-    stored, flags = store_raw(raw)
-    return stored, json.dumps({**meta, **flags}, sort_keys=True, default=str)
-
-
 def store_outcome(
     *, session: Session, run: ModelRun, outcome: Outcome, holder: str | None = None
 ) -> bool:
@@ -254,20 +248,27 @@ def store_outcome(
                 location_json=existing.location_json,
             )
         )
-    row = existing or Response(
-        study_id=run.study_id, case_id=outcome.job.case_id, model_run_id=run.id, status="failure"
+    parsed = outcome.parsed
+    row = fill_response(
+        existing,
+        study_id=run.study_id,
+        case_id=outcome.job.case_id,
+        responder=Responder(model_run_id=run.id),
+        status=parsed["status"],
+        diagnosis=parsed.get("diagnosis"),
+        likert=parsed.get("likert"),
+        findings=parsed.get("findings"),
+        impression=parsed.get("impression"),
+        location_json=outcome.location_json,
+        # what the model was shown: nothing, on a text-only run
+        image_sha256=() if run.no_images else [i.sha256 for i in outcome.job.images],
+        shown_at=outcome.shown_at,
+        submitted_at=outcome.answered_at,
+        meta=outcome.meta,
+        raw_reply=outcome.raw_reply,
+        # control characters (NUL, which PostgreSQL refuses, among them) leave the reasoning
+        reasoning_text=clean_model_text(outcome.reasoning)[0] if outcome.reasoning else None,
     )
-    for key, value in outcome.parsed.items():
-        setattr(row, key, value)
-    row.shown_at = outcome.shown_at
-    row.submitted_at = outcome.answered_at
-    row.location_json = outcome.location_json
-    # what the model was shown: nothing, on a text-only run
-    row.image_sha256 = "" if run.no_images else ",".join(i.sha256 for i in outcome.job.images)
-    row.raw_reply, row.meta_json = _stored_raw(outcome.raw_reply, outcome.meta)
-    # control characters (NUL, which PostgreSQL refuses, among them) leave the reasoning
-    row.reasoning_text = clean_model_text(outcome.reasoning)[0] if outcome.reasoning else None
-    row.revision = (row.revision + 1) if existing is not None else 0
     session.add(row)
     try:
         session.commit()

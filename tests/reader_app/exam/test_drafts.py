@@ -127,6 +127,10 @@ def test_the_marker_is_kept_as_its_point_and_a_report_keeps_both_texts(
     (case,) = _cases(session, reader)
     raw = _value(case, diagnosis=None, findings="Left apex: no lung markings.")
     raw |= {"impression": "Pneumothorax.", "marker": {"x": 3, "y": 4.25, "slice": 7, "z": "x"}}
+    # a field the panel never sends (the marker's "z") is not the panel's value: refused
+    with pytest.raises(AnswerError, match="did not arrive"):
+        read_draft(raw)
+    raw["marker"] = {"x": 3, "y": 4.25, "slice": 7}
     save_draft(session=session, reader=reader, values=read_draft(raw))
     got = load_draft(session=session, reader_id=reader.id, case_public_id=case)  # type: ignore[arg-type]
     assert got is not None
@@ -217,10 +221,12 @@ def test_a_draft_for_a_case_outside_the_readers_exam_is_refused(
         with pytest.raises(DraftRefused, match="not part of your exam"):
             save_draft(session=session, reader=reader, values=read_draft(_value(case)))
     assert _rows(session) == 0
-    # the reader id comes from the caller (the signed-in session), never from the value
-    save_draft(
-        session=session, reader=stranger, values=read_draft(_value(theirs, reader_id=reader.id))
-    )
+    # the reader id comes from the caller (the signed-in session), never from the value:
+    # a value naming one is not the panel's value and is refused
+    with pytest.raises(AnswerError, match="did not arrive"):
+        read_draft(_value(theirs, reader_id=reader.id))
+    assert _rows(session) == 0
+    save_draft(session=session, reader=stranger, values=read_draft(_value(theirs)))
     row = session.exec(select(ExamDraft)).one()
     assert row.reader_id == stranger.id
 

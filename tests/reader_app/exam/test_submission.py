@@ -16,6 +16,8 @@ from reader_app.exam.report_submit import ReportAnswer
 from reader_app.exam.submission import (
     BAD_NUMBER,
     NOT_SENT,
+    PanelDraft,
+    PanelValue,
     check_submission,
     clean_interaction,
     read_submission,
@@ -139,3 +141,29 @@ def test_clean_interaction_holds_window_level_to_its_range() -> None:
     for bad in (float("nan"), float("inf"), 10**400):
         with pytest.raises(AnswerError):
             clean_interaction({"wl_width": bad})
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{"reader_id": 1}, {"arm": "aided"}, {"marker": {"x": 1, "y": 1, "z": 0}}, {"idk": "yes"}],
+    ids=["reader-id", "unknown-field", "marker-field", "idk-text"],
+)
+def test_a_field_the_panel_never_sends_or_a_loose_type_is_refused(
+    extra: dict[str, object],
+) -> None:
+    # the shape is declared once (PanelValue): unknown fields and loose types are not
+    # the panel's value, whether at the top or in the marker
+    with pytest.raises(AnswerError, match="did not arrive") as err:
+        read_submission(_value(**extra))
+    assert err.value.field is None
+
+
+def test_the_declared_shape_is_every_key_the_panel_sends() -> None:
+    # panel.js's submit value: case, form_key, values() (likert, idk, diagnosis, findings,
+    # impression, no_focal_finding), marker, record, active_ms; its draft adds edited_at
+    sent = {"case", "form_key", "likert", "idk", "diagnosis", "findings", "impression"}
+    sent |= {"no_focal_finding", "marker", "record", "active_ms"}
+    assert set(PanelValue.model_fields) == sent
+    assert set(PanelDraft.model_fields) == sent | {"edited_at"}
+    full = dict.fromkeys(sent) | {"case": "cpub", "idk": False, "no_focal_finding": False}
+    assert read_submission(full).case_token == "cpub"
