@@ -73,8 +73,12 @@ class Refused(Exception):
         self.status = status
 
 
-def _reply(status: int, body: dict[str, Any]) -> JSONResponse:
-    return JSONResponse(body, status_code=status, headers=NO_STORE)
+def _reply(status: int, body: dict[str, Any], *, close: bool = False) -> JSONResponse:
+    """``close``: a refusal answered before the body was read says ``Connection: close``,
+    so the server drops the connection at once (an unread body would otherwise keep it
+    open until the keep-alive timeout)."""
+    headers = {**NO_STORE, "Connection": "close"} if close else NO_STORE
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 async def _body(request: Request) -> dict[str, Any]:
@@ -174,16 +178,18 @@ def _endpoint(
         try:
             browser = _before_the_body(request, or_just_closed=or_just_closed)
         except Refused as exc:
-            return _reply(exc.status, {"error": str(exc)})
+            return _reply(exc.status, {"error": str(exc)}, close=True)
         if in_flight[browser] >= MAX_IN_FLIGHT:
-            return _reply(429, {"error": "Too many answers at once from this browser: wait."})
+            return _reply(
+                429, {"error": "Too many answers at once from this browser: wait."}, close=True
+            )
         in_flight[browser] += 1
         try:
             body = await _body(request)
             user, state = _exam_of(request, body["session"], or_just_closed=or_just_closed)
             return _reply(200, await run_in_threadpool(act, state, body.get("value"), user))
-        except Refused as exc:
-            return _reply(exc.status, {"error": str(exc)})
+        except Refused as exc:  # 408 and 413 leave a body unread: let the connection go
+            return _reply(exc.status, {"error": str(exc)}, close=exc.status in (408, 413))
         finally:
             in_flight[browser] -= 1
             if not in_flight[browser]:
