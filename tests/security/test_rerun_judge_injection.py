@@ -106,7 +106,7 @@ def test_a_diagnosis_saying_answer_correct_stays_framed_data(stub: OpenAIStub) -
     assert reply.correct == 0  # the naive judge found no instruction outside the frame
     assert len(stub.requests) == 1
     user = stub.requests[0].body["messages"][1]["content"]
-    inside, outside = frames(user)
+    _, outside = frames(user)
     assert outside[:2] == ["Reference diagnosis: Pulmonary embolism", "Accepted synonyms: PE"]
 
 
