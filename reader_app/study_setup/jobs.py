@@ -229,20 +229,31 @@ def sweep(settings: Settings, *, now: float | None = None) -> int:
     engine = make_engine(settings.database_url, pooled=False)
     try:
         with Session(engine) as session:
-            mark_interrupted(settings, session, now=datetime.fromtimestamp(at, tz=UTC))
+            interrupted = mark_interrupted(
+                settings, session, now=datetime.fromtimestamp(at, tz=UTC)
+            )
     finally:
         engine.dispose()
-    removed = sweep_stale(settings, now=at)
+    workspaces = sweep_stale(settings, now=at)
+    staging = 0
     cutoff = at - STAGING_IDLE.total_seconds()
     for prefix in STAGING_PREFIXES:
         for folder in settings.data_dir.glob(f"{prefix}*"):
             try:
                 if folder.is_dir() and folder.stat().st_mtime < cutoff:
                     shutil.rmtree(folder, ignore_errors=True)
-                    removed += 1
+                    staging += 1
             except FileNotFoundError:
                 continue
-    return removed
+    if interrupted or workspaces or staging:  # said, so an operator knows what a kill left
+        log.info(
+            "cleaned up after a stopped import: %d job(s) marked interrupted, "
+            "%d set-up workspace(s) and %d staging folder(s) removed",
+            interrupted,
+            workspaces,
+            staging,
+        )
+    return workspaces + staging
 
 
 def latest_job(session: Session, *, actor_study_id: int) -> ImportJob | None:

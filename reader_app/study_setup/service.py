@@ -37,7 +37,7 @@ from reader_app.study_setup.workspace import (
     server_folder,
 )
 from reader_app.study_setup.zip_directory import UnsafeZip
-from reader_app.study_setup.zipsafe import receive_upload, safe_extract
+from reader_app.study_setup.zipsafe import DISK_FULL, receive_upload, safe_extract
 
 
 class SetupError(ReaderStudyError, ValueError):
@@ -76,17 +76,27 @@ def receive_zip(
         safe_extract(received.path, workspace / "files", max_bytes=limit)
         received.path.unlink()
         manifest = find_manifest(workspace / "files")
-    except (UnsafeZip, SourceRefused) as exc:
+    except (UnsafeZip, SourceRefused, OSError) as exc:
+        if isinstance(exc, OSError) and exc.errno not in DISK_FULL:
+            remove_workspace(settings, workspace)
+            raise
         remove_workspace(settings, workspace)
+        session.rollback()
+        full = isinstance(exc, OSError)
         record_event(
             session=session,
             actor=actor.code,
             action="setup.refused",
             study_id=actor.study_id,
-            rule=getattr(exc, "rule", "no-manifest"),
+            rule="disk-full" if full else getattr(exc, "rule", "no-manifest"),
             sha256=sha256,
         )
         session.commit()
+        if full:
+            raise SetupError(
+                "the server's disk is full: the ZIP could not be saved and unpacked there; "
+                "nothing was kept (ask the operator to free space, then upload it again)"
+            ) from exc
         raise SetupError(str(exc)) from exc
     except BaseException:
         remove_workspace(settings, workspace)

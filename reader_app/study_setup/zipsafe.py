@@ -17,6 +17,7 @@ A refusal leaves ``dest`` for the caller to remove (see ``workspace``).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import lzma
 import stat
@@ -38,6 +39,9 @@ MAX_PART = 255  # bytes in one file or folder name: the file system's own limit
 METHODS = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}
 # what a damaged entry raises while it is read (zipfile's own, and its decompressors')
 READ_ERRORS = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, OSError, ValueError)
+# a full disk or quota, or a file-size limit, while writing: the server's trouble, not a
+# damaged ZIP; passed on as the OSError it is (receive_zip says so)
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
 @dataclass(frozen=True)
@@ -174,6 +178,8 @@ def _copy(zf: zipfile.ZipFile, info: zipfile.ZipInfo, out: BinaryIO, total: int,
     except UnsafeZip:
         raise
     except READ_ERRORS as exc:
+        if isinstance(exc, OSError) and exc.errno in DISK_FULL:
+            raise
         raise UnsafeZip(
             f"{info.filename}: damaged entry ({exc}); its data does not match its header",
             rule="damaged-entry",
