@@ -31,11 +31,8 @@ from reader_app.core.errors import ReaderStudyError
 from reader_app.exam.next_case import CaseView, case_view
 from reader_app.exam.submit import (
     Answer,
-    AnswerColumns,
     SubmitResult,
-    store_response,
     submit_answer,
-    validate_answer,
 )
 from reader_app.models import (
     AidCrossover,
@@ -183,24 +180,16 @@ def submit_aided(
     Refused (AidError, nothing stored) whenever :func:`model_answer` would refuse to
     show the model's answer: no aided row without the model's answer having been due."""
     shown = model_answer(session, reader, case_public_id, now=now)
-    meta = {**(meta or {}), "aid_show": list(shown.show)}
-    if answer != validate_answer(answer.diagnosis, answer.likert, answer.idk):
-        raise AidError("This answer is not valid: use validate_answer() to build it.")
-    return store_response(
+    return submit_answer(
         session=session,
         reader=reader,
         case_public_id=case_public_id,
-        columns=AnswerColumns(
-            status=answer.status,
-            likert=answer.likert,
-            idk=answer.idk,
-            diagnosis=answer.diagnosis,
-            location_json=location_json,
-        ),
+        answer=answer,
         shown_at=shown_at,
         image_sha256=image_sha256,
-        meta=meta,
+        meta={**(meta or {}), "aid_show": list(shown.show)},
         active_ms=active_ms,
+        location_json=location_json,
         arm="aided",
         aid_run_id=shown.run_id,
     )

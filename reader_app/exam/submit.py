@@ -118,9 +118,12 @@ def submit_answer(
     interaction: dict[str, object] | None = None,
     active_ms: int | None = None,
     location_json: str | None = None,
+    arm: str = "unaided",
+    aid_run_id: int | None = None,
 ) -> SubmitResult:
     """Commit one diagnosis answer (see :func:`store_response`); ``location_json`` is the
-    marker as ``exam.location.location_answer`` checked it (grounding studies)."""
+    marker as ``exam.location.location_answer`` checked it (grounding studies); ``arm``
+    and ``aid_run_id`` as there (the aided step: reader_app/exam/aid.py)."""
     # Callers other than the form (scripts, tests) may build an Answer by hand:
     # accept only what validate_answer itself would have produced.
     if answer != validate_answer(answer.diagnosis, answer.likert, answer.idk):
@@ -141,6 +144,8 @@ def submit_answer(
         meta=meta,
         interaction=interaction,
         active_ms=active_ms,
+        arm=arm,
+        aid_run_id=aid_run_id,
     )
 
 
