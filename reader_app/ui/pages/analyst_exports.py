@@ -1,4 +1,4 @@
-"""Exports for analysts and coordinators: responses, audit log, MRMC long format, reports.
+"""Exports for analysts and coordinators: responses, audit log, MRMC, reports, runs, aid.
 
 The same files as `readerstudy export` (reader_app.analysis.exports), with the
 scoring parameters of the sidebar in their param_* columns. A visit builds none
@@ -24,6 +24,11 @@ DESCRIPTIONS = {
     "for iMRMC and MRMCaov.",
     "reports": "Reports: every report answer, judged or not, with its text, each judge's score, "
     "the adjudicator's grade and the final 0-40 score (the analyst's copy adds the reference).",
+    "runs": "Model runs: per run its tokens (prompt, completion, reasoning, cached), cost, "
+    "cost per correct answer and latency p50/p95.",
+    "repeats": "Repeat runs: per group of `run-model --repeats N`, the mean and SD of each "
+    "metric and the run-to-run agreement.",
+    "aid": "AI aid: the switch per (reader, aided case) of a study with an aided arm.",
 }
 
 user = staff_user("analyst", "coordinator")

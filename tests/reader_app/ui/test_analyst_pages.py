@@ -77,6 +77,11 @@ def test_leaderboard_and_every_analyst_page(
     assert "Humans get, models miss" in texts(at)
     at.switch_page(PAGES["exports"]).run()
     assert "Not available yet" not in texts(at)
+    # issue 41: the runs' tokens and cost, repeat groups and the aided arm's switches
+    # are downloads of the page as well as of `readerstudy export`
+    labels = [b.label for b in at.get("download_button")]
+    for what in ("responses", "mrmc", "runs", "repeats", "aid"):
+        assert any(label.startswith(f"Download {what} (") for label in labels), labels
     at.switch_page(PAGES["runs"]).run()
     assert "vlm-b" in texts(at) and "import" in texts(at)
 
