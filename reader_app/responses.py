@@ -14,6 +14,9 @@ rest by one set of rules, so a row means the same whoever wrote it:
 - ``submitted_at`` is UTC, now unless the caller timed the answer itself (a model's reply);
 - ``meta_json`` is the meta as sorted JSON, with the flag ``store_raw`` adds when a raw
   reply had to be escaped to be stored (reader_app.core.text_rules.answers);
+- ``meta_json``'s ``row_verdict`` (:data:`ROW_VERDICT`, 1/0) is an imported answer's own
+  verdict when it has no text for grade memory to key (RadLE scores a valid Likert with
+  an empty diagnosis by its verdict); :func:`row_verdict` reads it;
 - ``revision`` is 0 for a new row and one more for a row replaced in place (a model's
   technical failure retried, an import with ``--replace``).
 
@@ -31,6 +34,20 @@ from typing import Any
 
 from reader_app.core.text_rules.answers import store_raw
 from reader_app.models import Response, utcnow
+
+# meta key: the verdict an imported file gave an answer with no text (grade memory keys
+# verdicts by (case, normalized answer), and an empty answer has none to key)
+ROW_VERDICT = "row_verdict"
+
+
+def row_verdict(meta_json: str | None) -> int | None:
+    """The answer's own verdict (1/0) from its ``meta_json``, or None if it has none."""
+    try:
+        meta = json.loads(meta_json or "{}")
+    except ValueError:
+        return None
+    value = meta.get(ROW_VERDICT) if isinstance(meta, dict) else None
+    return value if value in (0, 1) and not isinstance(value, bool) else None
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 Humans and model runs come out of the same table in the same shape; the
 verdict comes from grade memory (case, normalized answer), so identical
-answers share one verdict whoever gave them. Practice answers never appear, nor
+answers share one verdict whoever gave them; an imported answer with no text
+has its own (``responses.row_verdict``: RadLE scores a valid Likert with an
+empty diagnosis by its verdict). Practice answers never appear, nor
 do answers to report-mode cases: those are scored by the rubric
 (``grading.rubric_grades.rubric_frame``).
 """
@@ -24,6 +26,7 @@ from reader_app.grounding.hits import (
     location_fields,
 )
 from reader_app.models import Case, ModelRun, Response, Study, Verdict
+from reader_app.responses import row_verdict
 from reader_app.study.case_reports import report_case_ids
 from reader_app.study.window_presets import public_window_name
 from scoring import AID_COLUMNS, TIDY_COLUMNS
@@ -72,6 +75,21 @@ def verdict_map(*, session: Session, study_id: int) -> dict[tuple[int, str], int
     return {(case_id, norm): correct for case_id, norm, correct in rows}
 
 
+def own_verdicts(*, session: Session, response_ids: list[int]) -> dict[int, int]:
+    """The verdicts answers without text carry themselves (``responses.row_verdict``),
+    by response id; read only for those answers (few), in chunks."""
+    out: dict[int, int] = {}
+    for start in range(0, len(response_ids), 500):
+        chunk = response_ids[start : start + 500]
+        for rid, meta_json in session.exec(
+            select(Response.id, Response.meta_json).where(col(Response.id).in_(chunk))
+        ).all():
+            verdict = row_verdict(meta_json)
+            if rid is not None and verdict is not None:
+                out[rid] = verdict
+    return out
+
+
 def tidy_responses(
     *,
     session: Session,
@@ -95,6 +113,7 @@ def tidy_responses(
     # run (about 12 MiB of short-lived objects at 5,600 answers; docs/performance.md).
     rows = session.execute(
         sa_select(
+            col(Response.id),
             col(Response.case_id),
             col(Response.reader_id),
             col(Response.model_run_id),
@@ -123,13 +142,20 @@ def tidy_responses(
         if with_aid
         else {}
     )
+    answers = {
+        resp.id: normalize_answer(resp.diagnosis) for resp in rows if resp.status == "answered"
+    }
+    own = own_verdicts(
+        session=session, response_ids=[rid for rid, norm in answers.items() if not norm]
+    )
     records = []
     for resp in rows:
         if resp.case_id in report_cases:
             continue
         correct = None
         if resp.status == "answered":
-            correct = verdicts.get((resp.case_id, normalize_answer(resp.diagnosis)))
+            norm = answers[resp.id]
+            correct = verdicts.get((resp.case_id, norm)) if norm else own.get(resp.id)
         records.append(
             {
                 **responder(resp),

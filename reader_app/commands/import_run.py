@@ -133,6 +133,11 @@ def run(args: argparse.Namespace) -> int:
         f"imported {summary.format} into {study.slug}: {', '.join(who)}; "
         f"{summary.added} added, {summary.updated} replaced, {summary.skipped} already present; "
         f"{summary.verdicts_added} verdicts added to grade memory"
+        + (
+            f", {summary.row_verdicts} kept on answers without text (scored by their verdict)"
+            if summary.row_verdicts
+            else ""
+        )
     )
     return 0
 

@@ -7,6 +7,10 @@ reader, the row's group as their group); models become ModelRuns with source
 becomes a grade-memory Verdict with source ``import``, so the exported tidy
 frame reproduces it. Grade memory never changes silently: a file verdict
 that contradicts an active verdict stops the import and names the answers.
+An answered row with no text (RadLE: a valid Likert, an empty diagnosis,
+scored by its verdict) has nothing for grade memory to key: its verdict is
+kept on the response itself (``meta_json``'s ``row_verdict``,
+reader_app.responses), which the tidy frame reads for it.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from reader_app.exam.next_case import ImageView, case_view
 from reader_app.grading.memory import record_verdict
 from reader_app.grading.normalize import normalize_answer
 from reader_app.models import Case, ModelRun, Reader, Response, Study, Verdict
-from reader_app.responses import Responder, fill_response
+from reader_app.responses import ROW_VERDICT, Responder, fill_response
 from reader_app.runs.grounded import stored_location
 from reader_app.runs.record import clean_cohort, finish_run
 from scoring.io import ABSENT, ParsedLocation
@@ -66,6 +70,7 @@ class ImportSummary:
     updated: int = 0
     skipped: int = 0
     verdicts_added: int = 0
+    row_verdicts: int = 0  # verdicts kept on answers with no text (ROW_VERDICT)
     by_status: dict[str, int] = field(default_factory=dict)
 
 
@@ -89,11 +94,19 @@ def study_cases(*, session: Session, study: Study, wanted: set[str]) -> dict[str
     return found
 
 
+def has_row_verdict(row: ImportRow) -> bool:
+    """An answered row with a verdict but no text grade memory could key it by."""
+    return (
+        row.status == "answered" and row.correct is not None and not normalize_answer(row.diagnosis)
+    )
+
+
 def file_verdicts(rows: list[ImportRow], conflicts: str) -> dict[tuple[str, str], int]:
-    """One verdict per (case, normalized answer) from the file's answered rows."""
+    """One verdict per (case, normalized answer) from the file's answered rows with text
+    (an answer with none keeps its own verdict: :func:`has_row_verdict`)."""
     votes: dict[tuple[str, str], Counter[int]] = defaultdict(Counter)
     for row in rows:
-        if row.status == "answered" and row.correct is not None:
+        if row.status == "answered" and row.correct is not None and not has_row_verdict(row):
             votes[(row.case_id, normalize_answer(row.diagnosis))][row.correct] += 1
     split = sorted(f"case {c}: {a!r}" for (c, a), v in votes.items() if len(v) > 1)
     if split and conflicts != "majority":
@@ -240,10 +253,12 @@ def _response(
     row: ImportRow,
 ) -> Response:
     """The file row's ``responses`` row: an idk carries no text, only an answered row a
-    confidence; the raw reply NUL-safe on PostgreSQL (reader_app.responses)."""
+    confidence, and an answered row without text its own verdict; the raw reply NUL-safe
+    on PostgreSQL (reader_app.responses)."""
     assert case.id is not None
     keep_text = row.status in ("answered", "invalid") and bool(row.diagnosis)
     location_json, location_meta = row_location(session=session, case=case, row=row)
+    own = {ROW_VERDICT: row.correct} if has_row_verdict(row) else {}
     return fill_response(
         existing,
         study_id=study_id,
@@ -255,7 +270,7 @@ def _response(
         location_json=location_json,
         image_sha256=row.image_sha256.split(",") if row.image_sha256 else (),
         practice=case.practice,
-        meta={**row.meta, "imported": True, **location_meta},
+        meta={**row.meta, "imported": True, **location_meta, **own},
         raw_reply=row.raw_reply,
     )
 
@@ -305,6 +320,7 @@ def write_rows(
             summary.added += 1
         session.add(response)
         summary.by_status[row.status] = summary.by_status.get(row.status, 0) + 1
+        summary.row_verdicts += has_row_verdict(row)
     session.flush()
     summary.verdicts_added = write_verdicts(
         session=session, study=study, cases=cases, verdicts=verdicts, actor=actor
@@ -325,6 +341,7 @@ def write_rows(
         updated=summary.updated,
         skipped=summary.skipped,
         verdicts=summary.verdicts_added,
+        row_verdicts=summary.row_verdicts,
         **{k: v for k, v in params.items() if k in ("file", "sha256")},
     )
     session.flush()

@@ -191,14 +191,6 @@ def radle_rows(
         frame = radle_to_tidy(raw, include_excluded=include_excluded, exclude=exclude)
     except FrameError as exc:
         raise RunImportError(str(exc)) from exc
-    blank = frame[(frame["status"] == "answered") & (frame["diagnosis"] == "")]
-    if len(blank):
-        pairs = [f"{r}/{c}" for r, c in zip(blank["responder"], blank["case_id"], strict=True)]
-        raise RunImportError(
-            f"{len(pairs)} row(s) give a Likert but no diagnosis ({', '.join(pairs[:20])}): "
-            "RadLE scores them by their verdict, but a study's grade memory cannot grade an "
-            "empty answer; score the file with `readerstudy score --input-format radle`"
-        )
     sources = raw.iloc[frame["source_row"].to_numpy()].to_dict(orient="records")
     rows = []
     for source, tidy, extra in zip(

@@ -14,7 +14,7 @@ Who answers what (cases 1..200 in order, each block after the one before):
   ``post-MD 20y`` (role Radiologist): seven seniorities. R01's first answer is marked
   ``abstained``, R02's ``response_valid = False``: RadLE reads neither.
 - ``alpha_1`` (OpenAI, closed/general): correct L4 x120, correct L3 x5 with an empty
-  diagnosis (``blank_dx``; else the right diagnosis), wrong L4 x30, wrong L1 x10,
+  diagnosis (RadLE scores them by their verdict), wrong L4 x30, wrong L1 x10,
   failures x10 (5 ``technical_failure`` with an answer, 3 ``PARSE_FAILED`` diagnoses,
   2 ``PARSE_FAILED`` Likerts), "Idon't know" x25.
 - ``beta_med`` (Acme Med, open/medical): correct L4 x60, correct L2 x60, wrong L2
@@ -93,13 +93,11 @@ def _expand(blocks: list[Block]) -> list[tuple[str, int | None]]:
     return out
 
 
-def _row(case: int, kind: str, likert: int | None, n_idk: int, blank_dx: bool) -> dict[str, str]:
+def _row(case: int, kind: str, likert: int | None, n_idk: int) -> dict[str, str]:
     """The answer cells of one row: diagnosis, likert, flags, verdict, weighted score."""
     row = {"diagnosis": "", "likert": "", "technical_failure": "False", "abstained": "False"}
     if kind in ("c", "blank"):
-        row.update(
-            diagnosis="" if kind == "blank" and blank_dx else f"Dx{case}", likert=str(likert)
-        )
+        row.update(diagnosis="" if kind == "blank" else f"Dx{case}", likert=str(likert))
         row.update(final_score_authoritative="1", weighted_score=f"{likert}.0")
     elif kind == "w":
         row.update(diagnosis=f"Other{case}", likert=str(likert), final_score_authoritative="0")
@@ -145,7 +143,7 @@ def _responders(models: tuple[str, ...]) -> Iterator[tuple[dict[str, str], list[
         )
 
 
-def master_csv(*, blank_dx: bool = True, models: tuple[str, ...] = tuple(MODELS)) -> str:
+def master_csv(*, models: tuple[str, ...] = tuple(MODELS)) -> str:
     """The master as CSV text, rows case by case as RadLE's file has them."""
     responders = [(fixed, _expand(blocks)) for fixed, blocks in _responders(models)]
     out = io.StringIO()
@@ -161,7 +159,7 @@ def master_csv(*, blank_dx: bool = True, models: tuple[str, ...] = tuple(MODELS)
             row.update(Associated_Images=f"{case}.png", Ground_Truth_Diagnosis=f"Dx{case}")
             row.update(response_valid="True", score_required="True", final_score_source="test")
             row.update(fixed)
-            row.update(_row(case, kind, likert, idk_seen.get(who, 0), blank_dx))
+            row.update(_row(case, kind, likert, idk_seen.get(who, 0)))
             idk_seen[who] = idk_seen.get(who, 0) + (kind == "idk")
             if case == 1 and fixed["provider"] == "R01":  # RadLE reads neither flag
                 row["abstained"] = "True"
