@@ -21,11 +21,14 @@ BOX_TITLE = "AI model's answer"
 FIELDS = ("aid_diagnosis", "aid_likert", "aid_idk")
 
 
-def model_box(shown: ModelAnswer, likert_labels: Sequence[str]) -> None:
+def model_box(shown: ModelAnswer, likert_labels: Sequence[str], *, crossover: bool = False) -> None:
     """The model's answer, in a bordered box of its own (CSS class ``st-key-aid_box``)."""
     with st.container(border=True, key="aid_box"):
         st.markdown(f"**{BOX_TITLE}**")
-        st.caption("Shown after your own answer, which is saved. Your final answer may differ.")
+        if crossover:
+            st.caption("This case is read with the model's answer. Yours may differ.")
+        else:
+            st.caption("Shown after your own answer, which is saved. Your final answer may differ.")
         if "diagnosis" in shown.show:
             text = "I don't know" if shown.idk else (shown.diagnosis or "(no answer)")
             st.markdown(f"Diagnosis: {escape_markdown(text)}")
@@ -57,20 +60,28 @@ def final_answer() -> tuple[str, int | None, bool]:
 
 def aid_step(
     case: CaseView,
-    shown: ModelAnswer,
+    shown: ModelAnswer | None,
     likert_labels: Sequence[str],
     on_submit: Callable[[], None],
     *,
     theme: str,
     error: str | None = None,
+    crossover: bool = False,
 ) -> None:
-    """The aided step of one case: images on the left, the model's box and the form right."""
+    """The aided step of one case: images on the left, the model's box and the form right.
+
+    ``crossover``: a crossover case, read once in its arm: with the model's answer from
+    the start (``shown``) or on the reader's own (``shown`` None, no box)."""
     left, right = st.columns(AID_COLUMNS, gap="medium")
     with left:
         show_case_images(case, theme=theme)
     with right:
-        model_box(shown, likert_labels)
-        st.markdown("**Your final answer**")
+        if shown is not None:
+            model_box(shown, likert_labels, crossover=crossover)
+        if crossover:
+            st.markdown("**Your answer**")
+        else:
+            st.markdown("**Your final answer**")
         st.text_input("Diagnosis", key="aid_diagnosis", max_chars=300)
         st.radio(
             "Confidence",
@@ -82,7 +93,7 @@ def aid_step(
         if error:
             st.error(error)
         st.button(
-            "Submit final answer",
+            "Submit answer" if crossover else "Submit final answer",
             key="aid_submit",
             type="primary",
             on_click=on_submit,
