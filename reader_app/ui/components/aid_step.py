@@ -2,6 +2,8 @@
 reader's own (unaided) answer to the case is stored. The case's images, the model's
 answer in its own labelled box, and a final-answer form whose fields keep the stable
 accessible names (``Diagnosis``, ``N · <label>``, ``I don't know``) with ``Submit final
+answer``. In a crossover study the same step draws a case read once in its arm: with
+the model's box from the start (aided) or without it (unaided), the button ``Submit
 answer``. The page passes what the service allowed; this module reads no database."""
 
 from __future__ import annotations
