@@ -43,20 +43,24 @@ def model_box(shown: ModelAnswer, likert_labels: Sequence[str], *, crossover: bo
                 st.markdown("Marker: no focal finding")
             elif point is not None:
                 where = f"slice {point.slice}, " if point.slice is not None else ""
-                st.markdown(f"Marker: {where}x {point.x:.0f}, y {point.y:.0f} (image pixels)")
+                st.markdown(
+                    f"Marker: {where}x {point.x:.0f}, y {point.y:.0f} (image pixels), "
+                    "the dashed blue ring on the image"
+                )
         if "report" in shown.show:
             for title, body in (("Findings", shown.findings), ("Impression", shown.impression)):
                 if body:
                     st.markdown(f"{title}: {escape_markdown(body)}")
 
 
-def final_answer() -> tuple[str, int | None, bool]:
-    """What the final-answer form holds: (diagnosis, likert, idk)."""
-    likert = st.session_state.get("aid_likert")
+def final_answer(suffix: str = "") -> tuple[str, int | None, bool]:
+    """What the final-answer form holds: (diagnosis, likert, idk). ``suffix``: as given
+    to :func:`aid_step`."""
+    likert = st.session_state.get(f"aid_likert{suffix}")
     return (
-        str(st.session_state.get("aid_diagnosis") or ""),
+        str(st.session_state.get(f"aid_diagnosis{suffix}") or ""),
         int(str(likert).split(" ", 1)[0]) if likert else None,
-        bool(st.session_state.get("aid_idk")),
+        bool(st.session_state.get(f"aid_idk{suffix}")),
     )
 
 
@@ -69,14 +73,18 @@ def aid_step(
     theme: str,
     error: str | None = None,
     crossover: bool = False,
+    suffix: str = "",
 ) -> None:
     """The aided step of one case: images on the left, the model's box and the form right.
 
     ``crossover``: a crossover case, read once in its arm: with the model's answer from
     the start (``shown``) or on the reader's own (``shown`` None, no box)."""
+    point = None
+    if shown is not None and "marker" in shown.show:
+        point = parse_location_json(shown.location_json)[0]
     left, right = st.columns(AID_COLUMNS, gap="medium")
     with left:
-        show_case_images(case, theme=theme)
+        show_case_images(case, theme=theme, model_marker=point)
     with right:
         if shown is not None:
             model_box(shown, likert_labels, crossover=crossover)
@@ -84,14 +92,14 @@ def aid_step(
             st.markdown("**Your answer**")
         else:
             st.markdown("**Your final answer**")
-        st.text_input("Diagnosis", key="aid_diagnosis", max_chars=300)
+        st.text_input("Diagnosis", key=f"aid_diagnosis{suffix}", max_chars=300)
         st.radio(
             "Confidence",
             [f"{i} · {label}" for i, label in enumerate(likert_labels)],
             index=None,
-            key="aid_likert",
+            key=f"aid_likert{suffix}",
         )
-        st.checkbox("I don't know", key="aid_idk")
+        st.checkbox("I don't know", key=f"aid_idk{suffix}")
         if error:
             st.error(error)
         st.button(
@@ -103,7 +111,7 @@ def aid_step(
         )
 
 
-def clear_form() -> None:
+def clear_form(suffix: str = "") -> None:
     """A fresh form for the next aided step."""
     for key in FIELDS:
-        st.session_state.pop(key, None)
+        st.session_state.pop(f"{key}{suffix}", None)

@@ -185,7 +185,8 @@ def _submit_aided(case: CaseView) -> None:
 def _submit_crossover(case: CaseView, arm: str) -> None:
     """A crossover case's one answer in the arm this period gives it (reader_app/exam/aid.py
     checks the arm and the washout again); a refusal stays above the button."""
-    diagnosis, likert, idk = final_answer()
+    suffix = f"_{case.public_id}"
+    diagnosis, likert, idk = final_answer(suffix)
     st.session_state["aid_error"] = None
     try:
         answer = validate_answer(diagnosis, likert, idk)
@@ -209,7 +210,7 @@ def _submit_crossover(case: CaseView, arm: str) -> None:
     except DBAPIError:
         st.session_state["aid_error"] = DB_DOWN
         return
-    clear_form()
+    clear_form(suffix)
     st.session_state.pop("aid_shown_at", None)
     exam.notice = (
         "That answer was already saved."
@@ -488,6 +489,7 @@ if cross is not None:
         theme=config.theme,
         error=st.session_state.get("aid_error"),
         crossover=True,
+        suffix=f"_{cross.case.public_id}",
     )
     st.stop()
 
