@@ -404,3 +404,57 @@ def pending_aided_view(session: Session, reader: Reader, total: int) -> CaseView
         return None
     case, slot = row
     return case_view(session=session, case=case, slot=slot, total=total)
+
+
+@dataclass(frozen=True)
+class CrossoverStep:
+    """What a crossover reader is to read now (:func:`crossover_step`).
+
+    ``period`` 1 or 2 with ``case`` and its ``arm``; ``period`` 0 during the washout,
+    with ``reopens`` (UTC) and no case; ``case`` None outside the washout: all read."""
+
+    period: int
+    case: CaseView | None
+    arm: str | None
+    reopens: datetime | None
+
+
+def crossover_step(
+    session: Session, reader: Reader, total: int, *, now: Callable[[], datetime] = utcnow
+) -> CrossoverStep:
+    """The crossover reader's next case in slot order with the arm this period gives it:
+    practice cases first (unaided, period 1 only), then every scored case once in
+    period 1 and, after the washout, once more in the other arm. During the washout no
+    case is handed out, only when period 2 opens."""
+    assert reader.id is not None
+    period = crossover_period(session, reader, now=now)
+    if period == 0:
+        return CrossoverStep(period=0, case=None, arm=None, reopens=washout_ends(session, reader))
+    aided = _aided_in_period(session, reader, period)
+    done = {
+        (int(case_id), arm)
+        for case_id, arm in session.exec(
+            select(Response.case_id, Response.arm).where(Response.reader_id == reader.id)
+        ).all()
+    }
+    for case, slot in session.exec(
+        select(Case, ReaderOrder.slot)
+        .join(ReaderOrder, col(ReaderOrder.case_id) == Case.id)
+        .where(ReaderOrder.reader_id == reader.id)
+        .order_by(col(ReaderOrder.slot))
+    ).all():
+        assert case.id is not None
+        if case.practice:
+            if period == 1 and (case.id, "unaided") not in done:
+                return CrossoverStep(
+                    period,
+                    case_view(session=session, case=case, slot=slot, total=total),
+                    "unaided",
+                    None,
+                )
+            continue
+        arm = "aided" if case.id in aided else "unaided"
+        if (case.id, arm) not in done:
+            view = case_view(session=session, case=case, slot=slot, total=total)
+            return CrossoverStep(period, view, arm, None)
+    return CrossoverStep(period=period, case=None, arm=None, reopens=None)

@@ -2,6 +2,8 @@
 reader's own (unaided) answer to the case is stored. The case's images, the model's
 answer in its own labelled box, and a final-answer form whose fields keep the stable
 accessible names (``Diagnosis``, ``N · <label>``, ``I don't know``) with ``Submit final
+answer``. In a crossover study the same step draws a case read once in its arm: with
+the model's box from the start (aided) or without it (unaided), the button ``Submit
 answer``. The page passes what the service allowed; this module reads no database."""
 
 from __future__ import annotations
@@ -21,11 +23,14 @@ BOX_TITLE = "AI model's answer"
 FIELDS = ("aid_diagnosis", "aid_likert", "aid_idk")
 
 
-def model_box(shown: ModelAnswer, likert_labels: Sequence[str]) -> None:
+def model_box(shown: ModelAnswer, likert_labels: Sequence[str], *, crossover: bool = False) -> None:
     """The model's answer, in a bordered box of its own (CSS class ``st-key-aid_box``)."""
     with st.container(border=True, key="aid_box"):
         st.markdown(f"**{BOX_TITLE}**")
-        st.caption("Shown after your own answer, which is saved. Your final answer may differ.")
+        if crossover:
+            st.caption("This case is read with the model's answer. Yours may differ.")
+        else:
+            st.caption("Shown after your own answer, which is saved. Your final answer may differ.")
         if "diagnosis" in shown.show:
             text = "I don't know" if shown.idk else (shown.diagnosis or "(no answer)")
             st.markdown(f"Diagnosis: {escape_markdown(text)}")
@@ -38,51 +43,67 @@ def model_box(shown: ModelAnswer, likert_labels: Sequence[str]) -> None:
                 st.markdown("Marker: no focal finding")
             elif point is not None:
                 where = f"slice {point.slice}, " if point.slice is not None else ""
-                st.markdown(f"Marker: {where}x {point.x:.0f}, y {point.y:.0f} (image pixels)")
+                st.markdown(
+                    f"Marker: {where}x {point.x:.0f}, y {point.y:.0f} (image pixels), "
+                    "the dashed blue ring on the image"
+                )
         if "report" in shown.show:
             for title, body in (("Findings", shown.findings), ("Impression", shown.impression)):
                 if body:
                     st.markdown(f"{title}: {escape_markdown(body)}")
 
 
-def final_answer() -> tuple[str, int | None, bool]:
-    """What the final-answer form holds: (diagnosis, likert, idk)."""
-    likert = st.session_state.get("aid_likert")
+def final_answer(suffix: str = "") -> tuple[str, int | None, bool]:
+    """What the final-answer form holds: (diagnosis, likert, idk). ``suffix``: as given
+    to :func:`aid_step`."""
+    likert = st.session_state.get(f"aid_likert{suffix}")
     return (
-        str(st.session_state.get("aid_diagnosis") or ""),
+        str(st.session_state.get(f"aid_diagnosis{suffix}") or ""),
         int(str(likert).split(" ", 1)[0]) if likert else None,
-        bool(st.session_state.get("aid_idk")),
+        bool(st.session_state.get(f"aid_idk{suffix}")),
     )
 
 
 def aid_step(
     case: CaseView,
-    shown: ModelAnswer,
+    shown: ModelAnswer | None,
     likert_labels: Sequence[str],
     on_submit: Callable[[], None],
     *,
     theme: str,
     error: str | None = None,
+    crossover: bool = False,
+    suffix: str = "",
 ) -> None:
-    """The aided step of one case: images on the left, the model's box and the form right."""
+    """The aided step of one case: images on the left, the model's box and the form right.
+
+    ``crossover``: a crossover case, read once in its arm: with the model's answer from
+    the start (``shown``) or on the reader's own (``shown`` None, no box)."""
+    point = None
+    if shown is not None and "marker" in shown.show:
+        point = parse_location_json(shown.location_json)[0]
     left, right = st.columns(AID_COLUMNS, gap="medium")
     with left:
-        show_case_images(case, theme=theme)
+        show_case_images(case, theme=theme, model_marker=point)
     with right:
-        model_box(shown, likert_labels)
-        st.markdown("**Your final answer**")
-        st.text_input("Diagnosis", key="aid_diagnosis", max_chars=300)
+        if shown is not None:
+            model_box(shown, likert_labels, crossover=crossover)
+        if crossover:
+            st.markdown("**Your answer**")
+        else:
+            st.markdown("**Your final answer**")
+        st.text_input("Diagnosis", key=f"aid_diagnosis{suffix}", max_chars=300)
         st.radio(
             "Confidence",
             [f"{i} · {label}" for i, label in enumerate(likert_labels)],
             index=None,
-            key="aid_likert",
+            key=f"aid_likert{suffix}",
         )
-        st.checkbox("I don't know", key="aid_idk")
+        st.checkbox("I don't know", key=f"aid_idk{suffix}")
         if error:
             st.error(error)
         st.button(
-            "Submit final answer",
+            "Submit answer" if crossover else "Submit final answer",
             key="aid_submit",
             type="primary",
             on_click=on_submit,
@@ -90,7 +111,7 @@ def aid_step(
         )
 
 
-def clear_form() -> None:
+def clear_form(suffix: str = "") -> None:
     """A fresh form for the next aided step."""
     for key in FIELDS:
-        st.session_state.pop(key, None)
+        st.session_state.pop(f"{key}{suffix}", None)

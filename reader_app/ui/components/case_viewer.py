@@ -91,8 +91,12 @@ def viewer_data(
     theme: str = "dark",
     grounding: bool = False,
     marker: Location | None = None,
+    model_marker: Location | None = None,
 ) -> dict[str, Any] | None:
-    """What the viewer is given for ``case`` (None: the case has no images)."""
+    """What the viewer is given for ``case`` (None: the case has no images).
+
+    ``model_marker``: the AI model's point (the aided step), drawn as a ring of its own
+    that the reader cannot move."""
     frames = window_frames(case)
     if not frames:
         return None
@@ -111,6 +115,13 @@ def viewer_data(
         "marker": None
         if marker is None
         else {"x": marker.x, "y": marker.y, "slice": marker.slice if strip else None},
+        "modelMarker": None
+        if model_marker is None
+        else {
+            "x": model_marker.x,
+            "y": model_marker.y,
+            "slice": model_marker.slice if strip else None,
+        },
     }
 
 
@@ -125,13 +136,16 @@ def show_case_images(
     theme: str = "dark",
     grounding: bool = False,
     marker: Location | None = None,
+    model_marker: Location | None = None,
 ) -> None:
     """The viewer alone for ``case``, opening on its first window.
 
     ``grounding``: the viewer shows (and takes) one marker; ``marker`` is where an
-    earlier answer put it."""
+    earlier answer put it; ``model_marker``: the AI model's point, drawn, not movable."""
     page_css(theme)
-    data = viewer_data(case, theme=theme, grounding=grounding, marker=marker)
+    data = viewer_data(
+        case, theme=theme, grounding=grounding, marker=marker, model_marker=model_marker
+    )
     if data is None:
         st.warning("This case has no images.")
         return

@@ -41,10 +41,13 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from reader_app.core.auth import AuthError
 from reader_app.exam.aid import (
     AidError,
+    CrossoverStep,
     ModelAnswer,
+    crossover_step,
     model_answer,
     pending_aided_view,
     submit_aided,
+    submit_unaided,
 )
 from reader_app.exam.commit import (
     ACCESS_ENDED,
@@ -176,6 +179,43 @@ def _submit_aided(case: CaseView) -> None:
         "That final answer was already saved."
         if result.duplicate
         else f"Saved your final answer to {case_label(exam, case)}."
+    )
+
+
+def _submit_crossover(case: CaseView, arm: str) -> None:
+    """A crossover case's one answer in the arm this period gives it (reader_app/exam/aid.py
+    checks the arm and the washout again); a refusal stays above the button."""
+    suffix = f"_{case.public_id}"
+    diagnosis, likert, idk = final_answer(suffix)
+    st.session_state["aid_error"] = None
+    try:
+        answer = validate_answer(diagnosis, likert, idk)
+        with db_session() as session:
+            reader = reader_for_callback(session, user)
+            if reader is None:
+                st.session_state["aid_error"] = ACCESS_ENDED
+                return
+            store = submit_aided if arm == "aided" else submit_unaided
+            result = store(
+                session=session,
+                reader=reader,
+                case_public_id=case.public_id,
+                answer=answer,
+                shown_at=st.session_state.get("aid_shown_at"),
+                image_sha256=case.reader_sha256,
+            )
+    except (AnswerError, AidError, AuthError) as exc:
+        st.session_state["aid_error"] = str(exc)
+        return
+    except DBAPIError:
+        st.session_state["aid_error"] = DB_DOWN
+        return
+    clear_form(suffix)
+    st.session_state.pop("aid_shown_at", None)
+    exam.notice = (
+        "That answer was already saved."
+        if result.duplicate
+        else f"Saved your answer to {case_label(exam, case)}."
     )
 
 
@@ -353,6 +393,16 @@ try:
                     aid_shown = model_answer(session, reader, aid_case.public_id)
                 except AidError as exc:
                     aid_problem = str(exc)
+        # a crossover AI-aided study: each case read once per period in the arm the
+        # reader's group gives it, period 2 only after the washout (reader_app/exam/aid.py)
+        cross: CrossoverStep | None = None
+        if config.aid is not None and config.aid.design == "crossover" and feedback is None:
+            cross = crossover_step(session, reader, summary.total, now=utcnow)
+            if cross.case is not None and cross.arm == "aided":
+                try:
+                    aid_shown = model_answer(session, reader, cross.case.public_id, now=utcnow)
+                except AidError as exc:
+                    aid_problem = str(exc)
         review_slot = exam.review if config.allow_revisions else None
         stored: StoredAnswer | None = None
         case: CaseView | None = None
@@ -409,6 +459,39 @@ if feedback is not None and feedback_case is not None:
         practice_feedback_panel(feedback, config.likert_labels, _continue, notice=notice)
     st.stop()
 exam.feedback = None
+
+if cross is not None:
+    exam_header(
+        config.title, progress_at(cross.case.slot if cross.case else None, summary), pausable=False
+    )
+    show_notice(notice)
+    if cross.period == 0:
+        assert cross.reopens is not None
+        st.info(
+            "You have read every case of the first period. The second period opens after "
+            f"the washout, on {cross.reopens:%Y-%m-%d at %H:%M} UTC: come back then, "
+            "with the same link."
+        )
+        st.stop()
+    if cross.case is None:
+        finish_panel(summary.scored, on_review=None, on_sign_out=sign_out)
+        st.stop()
+    if cross.arm == "aided" and aid_shown is None:
+        st.error(f"{aid_problem} Ask the study coordinator.")
+        st.stop()
+    st.session_state.setdefault("aid_shown_at", utcnow())
+    st.caption(f"Period {cross.period} of 2.")
+    aid_step(
+        cross.case,
+        aid_shown if cross.arm == "aided" else None,
+        config.likert_labels,
+        partial(_submit_crossover, cross.case, cross.arm or "unaided"),
+        theme=config.theme,
+        error=st.session_state.get("aid_error"),
+        crossover=True,
+        suffix=f"_{cross.case.public_id}",
+    )
+    st.stop()
 
 if aid_case is not None:
     exam_header(config.title, progress_at(aid_case.slot, summary), pausable=False)

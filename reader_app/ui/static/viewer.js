@@ -347,10 +347,13 @@ export function mountViewer(component, hooks = {}) {
   const label = el("div", { class: "rv-label", "aria-live": "polite", "aria-atomic": "true" });
   const pin = el("div", { class: "rv-marker", "aria-hidden": "true" });
   pin.hidden = true;
+  // the AI model's point (the aided step, data.modelMarker): drawn, never moved
+  const modelPin = el("div", { class: "rv-marker rv-model-marker", role: "img", "aria-label": "AI model's marker" });
+  modelPin.hidden = true;
   const corner = el("div", { class: "rv-corner" });
   const wlText = el("span", { class: "rv-wltext", "aria-live": "off" });
   corner.append(wlText, zoomText);
-  stage.append(pz, pin, label, corner, markText);
+  stage.append(pz, pin, modelPin, label, corner, markText);
   if (stack) main.append(thumbs);
   main.append(stage);
   const help = el("div", { class: "rv-help", id: `rv-help-${caseId}`, role: "note" });
@@ -471,7 +474,22 @@ export function mountViewer(component, hooks = {}) {
     return Boolean(m) && (!stripMarks || m.slice === currentSlice());
   }
 
+  function drawModelMarker() {
+    const m = data.modelMarker;
+    const here = Boolean(m) && Number.isFinite(m.x) && Number.isFinite(m.y) && (!stripMarks || m.slice === currentSlice());
+    if (here && img.naturalWidth > 0) {
+      const at = imageToClient(img, m.x, m.y);
+      const box = stage.getBoundingClientRect();
+      modelPin.style.left = `${at.x - box.left}px`;
+      modelPin.style.top = `${at.y - box.top}px`;
+      modelPin.hidden = false;
+    } else {
+      modelPin.hidden = true;
+    }
+  }
+
   function drawMarker() {
+    drawModelMarker();
     const m = marker();
     if (!grounding) return;
     if (onThisSlice(m) && img.naturalWidth > 0) {

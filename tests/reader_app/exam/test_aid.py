@@ -333,3 +333,60 @@ def test_an_aided_case_cannot_be_seen_before_its_washout_ends(
     # a period-1 aided case is now read unaided, and its model answer is not shown again
     with pytest.raises(aid.AidError):
         aid.model_answer(session, reader, cases[period_1_aided[0]].public_id, now=now)
+
+
+def test_crossover_step_hands_out_period_2_only_after_the_washout(
+    session: Session, settings: Settings
+) -> None:
+    """The page's service: practice first (unaided), each scored case once in period 1 in
+    its group's arm, nothing during the washout (one second before it ends: period 0,
+    when it opens), then the swap, then nothing left. The clock is the test's."""
+    study = make_study(session, settings.asset_dir, n_cases=4, n_practice=1, config=crossover(3))
+    add_run(session, study)
+    reader = make_reader(session, study, ready=True).reader
+    ensure_order(session=session, reader=reader)
+    record = aid.crossover_record(session, reader)
+    clock = {"now": datetime(2026, 3, 1, 8, 0, tzinfo=UTC)}
+
+    def now() -> datetime:
+        return clock["now"]
+
+    def read(period: int) -> dict[str, str]:
+        """Read every case the service hands out: {public id: arm}."""
+        arms: dict[str, str] = {}
+        while (step := aid.crossover_step(session, reader, 5, now=now)).case is not None:
+            assert step.period == period and step.arm is not None
+            store = aid.submit_aided if step.arm == "aided" else aid.submit_unaided
+            store(
+                session=session,
+                reader=reader,
+                case_public_id=step.case.public_id,
+                answer=validate_answer("Own", 2, False),
+                shown_at=None,
+                image_sha256=step.case.reader_sha256,
+                now=now,
+            )
+            arms[step.case.public_id] = step.arm
+        return arms
+
+    ids = {c.public_id: c.id for c in session.exec(select(Case).where(Case.study_id == study.id))}
+    practice = {c.public_id for c in session.exec(select(Case).where(Case.practice))}
+    period_1 = read(1)
+    assert len(period_1) == 5 and all(period_1[p] == "unaided" for p in practice)
+    assert {ids[p] for p, arm in period_1.items() if arm == "aided"} == set(
+        record["aided_period_1"]  # type: ignore[call-overload]
+    )
+    ends = aid.washout_ends(session, reader)
+    assert ends is not None
+    clock["now"] = ends - timedelta(seconds=1)
+    washout = aid.crossover_step(session, reader, 5, now=now)
+    assert (washout.period, washout.case, washout.reopens) == (0, None, ends)
+    clock["now"] = ends
+    period_2 = read(2)
+    assert len(period_2) == 4 and not practice & set(period_2)  # practice is read once
+    assert {ids[p] for p, arm in period_2.items() if arm == "aided"} == set(
+        record["aided_period_2"]  # type: ignore[call-overload]
+    )
+    assert all(period_2[p] != period_1[p] for p in period_2)  # the swap
+    done = aid.crossover_step(session, reader, 5, now=now)
+    assert (done.period, done.case) == (2, None)
