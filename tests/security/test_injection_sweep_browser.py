@@ -30,6 +30,7 @@ from playwright.sync_api import Browser, Page, expect
 from sqlmodel import Session, col, select
 
 from reader_app.core.auth import sign_in_link
+from reader_app.grading.autograde import autograde_study
 from reader_app.models import (
     AnswerKey,
     Case,
@@ -77,9 +78,9 @@ def _plant(server: Server) -> dict[str, str]:
             db,
             server.settings.asset_dir,
             slug="inj" + uuid.uuid4().hex[:8],
-            n_cases=3,
+            n_cases=4,
             history=PWNED_ALL,
-            diagnoses=[PWNED_ALL] * 3,
+            diagnoses=[PWNED_ALL] * 4,
             config={"report_fields": ["findings", "impression"]},
         )
         study.title = f"Study {PWNED_IMG} {PWNED_MARKDOWN}"
@@ -87,12 +88,15 @@ def _plant(server: Server) -> dict[str, str]:
         sid = study.id
         assert sid is not None
         cases = list(db.exec(select(Case).where(Case.study_id == sid).order_by(col(Case.position))))
+        for case in cases:  # the factory gives every other case a history: give all one
+            case.history = PWNED_ALL
+            db.add(case)
         for key in db.exec(
             select(AnswerKey).where(col(AnswerKey.case_id).in_([c.id for c in cases]))
         ):
             key.synonyms = f"{PWNED_LINK}|{PWNED_MARKDOWN}"
             db.add(key)
-        report_case = cases[2]
+        report_case = cases[3]
         assert report_case.id is not None
         db.add(
             CaseReport(
@@ -120,6 +124,9 @@ def _plant(server: Server) -> dict[str, str]:
         )  # fmt: skip
         db.add(run)
         db.flush()
+        # cases 0 and 1: the key and a synonym (graded by the key, so the analyst pages
+        # have cases to score); case 2: waits for the adjudicator; case 3: a report
+        other_answers = {0: PWNED_ALL, 1: PWNED_LINK, 2: PWNED_IMG}
         rows = []
         for case in cases:
             assert case.id is not None
@@ -127,7 +134,7 @@ def _plant(server: Server) -> dict[str, str]:
             rows.append(
                 Response(
                     study_id=sid, case_id=case.id, reader_id=other.id,
-                    diagnosis=None if report else f"{PWNED_LINK} {PWNED_IMG}",
+                    diagnosis=None if report else other_answers[case.position],
                     findings=PWNED_ALL if report else None,
                     impression=PWNED_ALL if report else None,
                     likert=2, status="answered", image_sha256=shas(case),
@@ -147,6 +154,8 @@ def _plant(server: Server) -> dict[str, str]:
         db.flush()
         human_report = next(r for r in rows if r.reader_id and r.findings)
         assert human_report.id is not None and adjudicator.reader.id is not None
+        db.commit()
+        autograde_study(session=db, study_id=sid)  # case 0's answers match the key
         db.add(
             RubricJudgement(
                 response_id=human_report.id, prompt_version="v1", judges="a@h+b@h",
@@ -232,6 +241,7 @@ def test_the_probe_trips_on_an_injection(hostile: Hostile, tab: Page) -> None:
         }""",
         f"{PWNED_IMG} {PWNED_LINK} {PWNED_SCRIPT}",
     )
+    tab.wait_for_function("() => window.__pwned !== undefined")  # the image's onerror ran
     found = injections(tab)
     assert "window.__pwned is set" in [f.split(": ", 1)[1] for f in found]  # onerror ran
     assert any('<img src="x">' in f or "onerror" in f for f in found), found
@@ -247,6 +257,8 @@ def test_the_reader_sees_title_history_and_own_code_inert(hostile: Hostile, tab:
     assert injections(tab) == []
     # the payload is shown as text: the title, and the history inside the case panel
     assert PWNED_IMG in _text(tab, "[data-testid='stMain']")
+    panel = tab.locator("[data-case]").first
+    expect(panel).to_contain_text("HYPERLINK")  # the history, once the panel has drawn it
     shown = _text(tab, "[data-testid='stMain']") + _text(tab, "[data-case]")
     assert "=HYPERLINK(" in shown and "window.__pwned=1</script>" in shown  # the history
 
@@ -273,12 +285,33 @@ def test_every_staff_page_shows_the_payloads_inert(hostile: Hostile, tab: Page, 
     token = hostile.tokens[role]
     specs = ROLE_PAGES.get(role, ())
     assert specs
+    _open(tab, f"{hostile.server.app.url}/?token={token}")
+    if role == "analyst":  # one answer waits for the adjudicator: score the graded cases
+        tab.get_by_text("Score fully graded cases only").click()
+        settled(tab)
     for i, spec in enumerate(specs):
         path = "" if i == 0 else spec.url_path
-        _open(tab, f"{hostile.server.app.url}/{path}?token={token}")
+        if i:  # by the sidebar's link: one session, so the toggle above holds
+            tab.locator(f"[data-testid='stSidebarNavLink'][href$='/{path}']").click()
+            tab.wait_for_url(f"**/{path}*")
+            tab.locator("[data-testid='stMain']").wait_for()
+            settled(tab)
+            tab.wait_for_timeout(1_000)  # charts and components render after the script run
+            settled(tab)
         assert tab.get_by_text("Page not found").count() == 0, f"/{path} is not a page"
         assert tab.locator("[data-testid='stException']").count() == 0, f"/{path}: exception"
         assert injections(tab) == [], f"{role} /{path}"
+        if spec.file == "analyst_cases.py":
+            # a case opened: its key, synonyms (a markdown caption), history, answers
+            tab.locator(".st-key-pc_open input").click()
+            tab.keyboard.type("case-000")
+            tab.keyboard.press("Enter")
+            expect(tab.locator(".st-key-pc_case")).to_be_visible()
+            settled(tab)
+            assert injections(tab) == [], "per-case matrix, case opened"
+            opened = _text(tab, ".st-key-pc_case")
+            assert "javascript:window.__pwned=1" in opened  # the synonyms, as text
+            assert "window.__pwned=1</script>" in opened  # the key and the history
         if spec.file == "report.py":
             with tab.expect_download(timeout=120_000) as info:
                 tab.get_by_role("button", name="Build and download the report (HTML)").click()
