@@ -31,6 +31,7 @@ once the current one is in.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 import streamlit as st
@@ -64,7 +65,7 @@ from reader_app.exam.practice import practice_feedback
 from reader_app.exam.progress import progress_at
 from reader_app.exam.revisions import StoredAnswer, stored_answer
 from reader_app.exam.state import NextUp
-from reader_app.exam.submit import AnswerError, study_closed_message, validate_answer
+from reader_app.exam.submit import AnswerError, SubmitResult, study_closed_message, validate_answer
 from reader_app.exam.timing import mark_shown
 from reader_app.grounding.store import parse_location_json
 from reader_app.models import Reader, utcnow
@@ -150,42 +151,21 @@ def _submit() -> None:
 def _submit_aided(case: CaseView) -> None:
     """The aided step's final answer (reader_app/exam/aid.py), stored beside the unaided
     one; a refusal stays above the button and the form keeps what was entered."""
-    diagnosis, likert, idk = final_answer()
-    st.session_state["aid_error"] = None
-    try:
-        answer = validate_answer(diagnosis, likert, idk)
-        with db_session() as session:
-            reader = reader_for_callback(session, user)
-            if reader is None:
-                st.session_state["aid_error"] = ACCESS_ENDED
-                return
-            result = submit_aided(
-                session=session,
-                reader=reader,
-                case_public_id=case.public_id,
-                answer=answer,
-                shown_at=st.session_state.get("aid_shown_at"),
-                image_sha256=case.reader_sha256,
-            )
-    except (AnswerError, AidError, AuthError) as exc:
-        st.session_state["aid_error"] = str(exc)
-        return
-    except DBAPIError:
-        st.session_state["aid_error"] = DB_DOWN
-        return
-    clear_form()
-    st.session_state.pop("aid_shown_at", None)
-    exam.notice = (
-        "That final answer was already saved."
-        if result.duplicate
-        else f"Saved your final answer to {case_label(exam, case)}."
-    )
+    _store_aid_answer(case, submit_aided, what="final answer")
 
 
 def _submit_crossover(case: CaseView, arm: str) -> None:
     """A crossover case's one answer in the arm this period gives it (reader_app/exam/aid.py
     checks the arm and the washout again); a refusal stays above the button."""
-    suffix = f"_{case.public_id}"
+    store = submit_aided if arm == "aided" else submit_unaided
+    _store_aid_answer(case, store, suffix=f"_{case.public_id}", what="answer")
+
+
+def _store_aid_answer(
+    case: CaseView, store: Callable[..., SubmitResult], *, what: str, suffix: str = ""
+) -> None:
+    """The aid form's answer (``suffix`` as given to ``aid_step``) stored by ``store`` as
+    the signed-in reader; a refusal goes above the button, and the form keeps its text."""
     diagnosis, likert, idk = final_answer(suffix)
     st.session_state["aid_error"] = None
     try:
@@ -195,7 +175,6 @@ def _submit_crossover(case: CaseView, arm: str) -> None:
             if reader is None:
                 st.session_state["aid_error"] = ACCESS_ENDED
                 return
-            store = submit_aided if arm == "aided" else submit_unaided
             result = store(
                 session=session,
                 reader=reader,
@@ -213,9 +192,9 @@ def _submit_crossover(case: CaseView, arm: str) -> None:
     clear_form(suffix)
     st.session_state.pop("aid_shown_at", None)
     exam.notice = (
-        "That answer was already saved."
+        f"That {what} was already saved."
         if result.duplicate
-        else f"Saved your answer to {case_label(exam, case)}."
+        else f"Saved your {what} to {case_label(exam, case)}."
     )
 
 
