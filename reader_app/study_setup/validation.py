@@ -80,7 +80,12 @@ def _check(
     edit: Edit,
     progress: Progress | None = None,
 ) -> Checked:
-    """The importer's check (``config`` given: adding to a study, whose settings rule)."""
+    """The importer's check (``config`` given: adding to a study, whose settings rule).
+
+    Staged serially (``workers=1``): this runs in the process that serves the readers,
+    whose cores a pool of staging processes would take from them (issue 43), and a
+    pool started from the threaded server hung the browser import. The command line
+    (``readerstudy import``) stages volumes in parallel."""
     return check(
         manifest_path,
         settings=settings,
@@ -90,6 +95,7 @@ def _check(
         slug_checked=True,  # service checks the name and the target study itself
         edit=edit,
         progress=progress,
+        workers=1,
     )
 
 
