@@ -10,10 +10,12 @@ with the settings of the study it adds to and its burned-in decisions.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from multiprocessing import get_context
 from multiprocessing.context import BaseContext
@@ -32,6 +34,8 @@ from reader_app.study.assets import sha256_hex
 from reader_app.study.case_reports import REPORT_FIELDS, effective_mode, missing_references
 from reader_app.study.casebank import RenderedImage, get_study
 from reader_app.study.config import StudyConfig
+
+log = logging.getLogger(__name__)
 
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -262,21 +266,36 @@ def _stage(
             count(results[-1][0], entry)
     else:
         by_index: dict[int, tuple[StagedCase | None, IngestionReport]] = {}
-        with ProcessPoolExecutor(workers, mp_context=_pool_context()) as pool:
-            futures = {
-                pool.submit(stage_case, entry, manifest, config, limits, staging): i
-                for i, entry in enumerate(entries)
-            }
-            if progress:
-                progress(ImportProgress(0, total, f"{workers} processes", images, strips))
-            for done, future in enumerate(as_completed(futures), start=1):
-                i = futures[future]
-                by_index[i] = future.result()
-                count(by_index[i][0], entries[i])
+        try:
+            with ProcessPoolExecutor(workers, mp_context=_pool_context()) as pool:
+                futures = {
+                    pool.submit(stage_case, entry, manifest, config, limits, staging): i
+                    for i, entry in enumerate(entries)
+                }
                 if progress:
-                    progress(
-                        ImportProgress(done, total, f"case {entries[i].case_id}", images, strips)
-                    )
+                    progress(ImportProgress(0, total, f"{workers} processes", images, strips))
+                for done, future in enumerate(as_completed(futures), start=1):
+                    i = futures[future]
+                    by_index[i] = future.result()
+                    count(by_index[i][0], entries[i])
+                    if progress:
+                        progress(
+                            ImportProgress(
+                                done, total, f"case {entries[i].case_id}", images, strips
+                            )
+                        )
+        except BrokenProcessPool:
+            # a worker ended abruptly (killed, or it could not start): the cases it left
+            # are staged here, one at a time, so the import is the same; said in the log
+            log.warning(
+                "the staging pool broke after %d of %d cases; staging the rest one at a time",
+                len(by_index),
+                len(entries),
+            )
+            for i, entry in enumerate(entries):
+                if i not in by_index:
+                    by_index[i] = stage_case(entry, manifest, config, limits, staging)
+                    count(by_index[i][0], entry)
         results = [by_index[i] for i in range(len(entries))]
     prepared: list[StagedCase] = []
     for staged, part in results:
