@@ -152,7 +152,7 @@ def study_exists(settings: Settings, slug: str) -> bool:
 
 
 PER_WORKER_BYTES = 768 * 2**20  # what one worker may hold at once: a volume, its strip, imports
-# below this many volumes, starting the pool (a fork server importing the readers, seconds
+# below this many volumes, starting the pool (each worker importing the readers, seconds
 # on a busy machine) costs more than it saves
 MIN_PARALLEL_VOLUMES = 8
 
@@ -213,13 +213,12 @@ def stage_case(
 
 
 def _pool_context() -> BaseContext:
-    """Workers forked from a fork server that imported the readers once: not forked
-    from this process (a server that runs a browser import has threads), and not each
-    a fresh interpreter importing everything again (seconds, and their own copy of
-    the libraries in memory); forked workers share the imported pages."""
-    context = get_context("forkserver")
-    context.set_forkserver_preload([__name__])
-    return context
+    """Workers started as fresh interpreters ("spawn"): not forked from this process (a
+    server or a test worker has threads), and no fork server, which outlived the
+    pytest-xdist workers that started it (orphaned fork servers and resource trackers
+    after a full suite run) and whose pools broke there. Each worker imports the
+    readers itself (about a second, once per pool)."""
+    return get_context("spawn")
 
 
 def _merge(into: IngestionReport, part: IngestionReport) -> None:
