@@ -348,7 +348,7 @@ export function mountViewer(component, hooks = {}) {
   const pin = el("div", { class: "rv-marker", "aria-hidden": "true" });
   pin.hidden = true;
   // the AI model's point (the aided step, data.modelMarker): drawn, never moved
-  const modelPin = el("div", { class: "rv-marker rv-model-marker", role: "img", "aria-label": "AI model's marker" });
+  const modelPin = el("div", { class: "rv-model-marker", role: "img", "aria-label": "AI model's marker" });
   modelPin.hidden = true;
   const corner = el("div", { class: "rv-corner" });
   const wlText = el("span", { class: "rv-wltext", "aria-live": "off" });
