@@ -348,6 +348,32 @@ def crossover_record(session: Session, reader: Reader) -> dict[str, object]:
     }
 
 
+def revisable_arm(
+    session: Session, reader: Reader, case_id: int, *, now: Callable[[], datetime] = utcnow
+) -> str | None:
+    """Which of the reader's rows on a scored case may be changed now (when the study
+    allows revisions), or None: "unaided" in a study without an aided arm.
+
+    Sequential: only the final (aided) answer, once given. The unaided answer is the
+    measure of reading without the model and the model's answer is shown as soon as it
+    is stored, so it is final from then on. Crossover: the row this period gave the
+    case, while the period lasts; period 1's answers are final once its last case is
+    read (the washout begins), since period 2 shows the other arm of the same cases."""
+    assert reader.id is not None
+    settings = aid_settings_of(session, reader.study_id)
+    if settings is None:
+        return "unaided"
+    if settings.design == "sequential":
+        return "aided" if _row(session, reader.id, case_id, "aided") is not None else None
+    period = crossover_period(session, reader, now=now)
+    if period == 0:
+        return None
+    arm = "aided" if case_id in _aided_in_period(session, reader, period) else "unaided"
+    # the period's arm of a case differs from the other period's, so this row was
+    # stored in this period
+    return arm if _row(session, reader.id, case_id, arm) is not None else None
+
+
 def submit_unaided(
     *,
     session: Session,

@@ -63,14 +63,14 @@ from reader_app.exam.next_case import CaseView, case_at_slot, upcoming
 from reader_app.exam.order import OrderSummary, ensure_order, order_summary
 from reader_app.exam.practice import practice_feedback
 from reader_app.exam.progress import progress_at
-from reader_app.exam.revisions import StoredAnswer, stored_answer
+from reader_app.exam.revisions import StoredAnswer, revisable_answer
 from reader_app.exam.state import NextUp
 from reader_app.exam.submit import AnswerError, SubmitResult, study_closed_message, validate_answer
 from reader_app.exam.timing import mark_shown
 from reader_app.grounding.store import parse_location_json
 from reader_app.models import Reader, utcnow
 from reader_app.study.config import StudyConfig, study_settings
-from reader_app.ui.components.aid_step import aid_step, clear_form, final_answer
+from reader_app.ui.components.aid_step import aid_step, clear_form, final_answer, model_box
 from reader_app.ui.components.case_panel import (
     ExamDoor,
     PanelCase,
@@ -383,6 +383,7 @@ try:
                 except AidError as exc:
                     aid_problem = str(exc)
         review_slot = exam.review if config.allow_revisions else None
+        review_shown: ModelAnswer | None = None
         stored: StoredAnswer | None = None
         case: CaseView | None = None
         following: CaseView | None = None
@@ -393,9 +394,15 @@ try:
                 session=session, reader=reader, slot=review_slot, total=summary.total
             )
             if case is not None:
-                stored = stored_answer(
+                # the row that may change (an AI-aided study: exam.aid.revisable_arm)
+                stored = revisable_answer(
                     session=session, reader=reader, case_public_id=case.public_id
                 )
+            if case is not None and stored is not None and stored.arm == "aided":
+                try:  # the final answer is changed with the model's answer beside it
+                    review_shown = model_answer(session, reader, case.public_id)
+                except AidError:
+                    review_shown = None
             if stored is None:
                 _leave_review()
                 review_slot, case = None, None
@@ -495,10 +502,13 @@ if review_slot is not None and case is not None and stored is not None:
         _start_case(case, config)
         exam.review_answer = stored
     exam_header(config.title, progress_at(case.slot, summary), pausable=False)
+    which = "final answer" if stored.arm == "aided" else "earlier answer"
     st.warning(
-        f"You are changing your earlier answer to case {case.slot + 1 - summary.practice}. "
+        f"You are changing your {which} to case {case.slot + 1 - summary.practice}. "
         "The earlier answer is kept in the study's history."
     )
+    if review_shown is not None:
+        model_box(review_shown, config.likert_labels)
     earlier, later, done, _ = st.columns([1, 1, 2, 2])
     with earlier:
         st.button(
