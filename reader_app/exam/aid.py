@@ -118,12 +118,15 @@ def model_answer(
     case_public_id: str,
     *,
     now: Callable[[], datetime] = utcnow,
+    revising: bool = False,
 ) -> ModelAnswer:
     """The model's answer on a case, for this reader, only when it may be shown.
 
     Sequential: only after the reader's unaided row on the case is stored. Crossover:
     only on a case of the reader's aided half in the current period, and for period 2
-    only once the washout has ended. Its images must be the case's own (same pixels).
+    only once the washout has ended; ``revising``: also on a case whose aided row the
+    reader may change now (:func:`revisable_arm`). Its images must be the case's own
+    (same pixels).
     """
     assert reader.id is not None
     case = _case_of(session, reader, case_public_id)
@@ -136,7 +139,9 @@ def model_answer(
     if settings.design == "sequential":
         if _row(session, reader.id, case.id, "unaided") is None:
             raise AidError("Give your own answer first: the model's answer comes after it.")
-    elif crossover_arm(session, reader, case.id, now=now) != "aided":
+    elif crossover_arm(session, reader, case.id, now=now) != "aided" and not (
+        revising and revisable_arm(session, reader, case.id, now=now) == "aided"
+    ):
         raise AidError("This case is not one you read with the model's answer now.")
     run = aid_run(session, case.study_id)
     row = session.exec(

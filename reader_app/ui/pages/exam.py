@@ -191,6 +191,8 @@ def _store_aid_answer(
         return
     clear_form(suffix)
     st.session_state.pop("aid_shown_at", None)
+    if case.practice:  # a crossover's practice case: its reference answer comes next
+        exam.feedback = case
     exam.notice = (
         f"That {what} was already saved."
         if result.duplicate
@@ -399,8 +401,10 @@ try:
                     session=session, reader=reader, case_public_id=case.public_id
                 )
             if case is not None and stored is not None and stored.arm == "aided":
-                try:  # the final answer is changed with the model's answer beside it
-                    review_shown = model_answer(session, reader, case.public_id)
+                try:  # an aided answer is changed with the model's answer beside it
+                    review_shown = model_answer(
+                        session, reader, case.public_id, now=utcnow, revising=True
+                    )
                 except AidError:
                     review_shown = None
             if stored is None:
@@ -446,9 +450,15 @@ if feedback is not None and feedback_case is not None:
     st.stop()
 exam.feedback = None
 
-if cross is not None:
+if cross is not None and review_slot is None:
+    back = None  # revisions: the rows of this period, while it lasts (exam.aid.revisable_arm)
+    if config.allow_revisions and cross.case is not None and cross.case.slot > summary.practice:
+        back = partial(_enter_review, cross.case.slot - 1, cross.case.slot)
     exam_header(
-        config.title, progress_at(cross.case.slot if cross.case else None, summary), pausable=False
+        config.title,
+        progress_at(cross.case.slot if cross.case else None, summary),
+        pausable=cross.case is not None,
+        on_back=back,
     )
     show_notice(notice)
     if cross.period == 0:
@@ -460,7 +470,15 @@ if cross is not None:
         )
         st.stop()
     if cross.case is None:
-        finish_panel(summary.scored, on_review=None, on_sign_out=sign_out)
+        finish_panel(
+            summary.scored,
+            on_review=(
+                (lambda: _enter_review(summary.total - 1, summary.total))
+                if config.allow_revisions and summary.scored
+                else None
+            ),
+            on_sign_out=sign_out,
+        )
         st.stop()
     if cross.arm == "aided" and aid_shown is None:
         st.error(f"{aid_problem} Ask the study coordinator.")
