@@ -29,6 +29,7 @@ from sqlmodel import Session, col, func, select
 
 from reader_app.core.errors import ReaderStudyError
 from reader_app.exam.next_case import CaseView, case_view
+from reader_app.exam.report_submit import ReportAnswer, submit_report
 from reader_app.exam.submit import (
     Answer,
     SubmitResult,
@@ -172,7 +173,7 @@ def submit_aided(
     session: Session,
     reader: Reader,
     case_public_id: str,
-    answer: Answer,
+    answer: Answer | ReportAnswer,
     shown_at: datetime | None,
     image_sha256: list[str],
     meta: dict[str, object] | None = None,
@@ -185,6 +186,20 @@ def submit_aided(
     Refused (AidError, nothing stored) whenever :func:`model_answer` would refuse to
     show the model's answer: no aided row without the model's answer having been due."""
     shown = model_answer(session, reader, case_public_id, now=now)
+    if isinstance(answer, ReportAnswer):  # a report case: the final answer is a report
+        return submit_report(
+            session=session,
+            reader=reader,
+            case_public_id=case_public_id,
+            answer=answer,
+            shown_at=shown_at,
+            image_sha256=image_sha256,
+            meta={**(meta or {}), "aid_show": list(shown.show)},
+            active_ms=active_ms,
+            location_json=location_json,
+            arm="aided",
+            aid_run_id=shown.run_id,
+        )
     return submit_answer(
         session=session,
         reader=reader,
@@ -384,7 +399,7 @@ def submit_unaided(
     session: Session,
     reader: Reader,
     case_public_id: str,
-    answer: Answer,
+    answer: Answer | ReportAnswer,
     shown_at: datetime | None,
     image_sha256: list[str],
     now: Callable[[], datetime] = utcnow,
@@ -395,6 +410,17 @@ def submit_unaided(
     assert case.id is not None
     if crossover_arm(session, reader, case.id, now=now) != "unaided":
         raise AidError("This case is not one you read on your own now.")
+    meta: dict[str, object] = {"aid_period": crossover_period(session, reader, now=now)}
+    if isinstance(answer, ReportAnswer):  # a report case
+        return submit_report(
+            session=session,
+            reader=reader,
+            case_public_id=case_public_id,
+            answer=answer,
+            shown_at=shown_at,
+            image_sha256=image_sha256,
+            meta=meta,
+        )
     return submit_answer(
         session=session,
         reader=reader,
@@ -402,7 +428,7 @@ def submit_unaided(
         answer=answer,
         shown_at=shown_at,
         image_sha256=image_sha256,
-        meta={"aid_period": crossover_period(session, reader, now=now)},
+        meta=meta,
     )
 
 

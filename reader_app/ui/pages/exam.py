@@ -63,14 +63,27 @@ from reader_app.exam.next_case import CaseView, case_at_slot, upcoming
 from reader_app.exam.order import OrderSummary, ensure_order, order_summary
 from reader_app.exam.practice import practice_feedback
 from reader_app.exam.progress import progress_at
+from reader_app.exam.report_submit import ReportAnswer, validate_report
 from reader_app.exam.revisions import StoredAnswer, revisable_answer
 from reader_app.exam.state import NextUp
-from reader_app.exam.submit import AnswerError, SubmitResult, study_closed_message, validate_answer
+from reader_app.exam.submit import (
+    Answer,
+    AnswerError,
+    SubmitResult,
+    study_closed_message,
+    validate_answer,
+)
 from reader_app.exam.timing import mark_shown
 from reader_app.grounding.store import parse_location_json
 from reader_app.models import Reader, utcnow
 from reader_app.study.config import StudyConfig, study_settings
-from reader_app.ui.components.aid_step import aid_step, clear_form, final_answer, model_box
+from reader_app.ui.components.aid_step import (
+    aid_step,
+    clear_form,
+    final_answer,
+    final_report,
+    model_box,
+)
 from reader_app.ui.components.case_panel import (
     ExamDoor,
     PanelCase,
@@ -169,7 +182,11 @@ def _store_aid_answer(
     diagnosis, likert, idk = final_answer(suffix)
     st.session_state["aid_error"] = None
     try:
-        answer = validate_answer(diagnosis, likert, idk)
+        answer: Answer | ReportAnswer
+        if is_report_case(case):  # its final answer is a report, as its first one was
+            answer = validate_report(*final_report(suffix), likert, idk)
+        else:
+            answer = validate_answer(diagnosis, likert, idk)
         with db_session() as session:
             reader = reader_for_callback(session, user)
             if reader is None:
@@ -493,6 +510,7 @@ if cross is not None and review_slot is None:
         theme=config.theme,
         error=st.session_state.get("aid_error"),
         crossover=True,
+        report=is_report_case(cross.case),
         suffix=f"_{cross.case.public_id}",
     )
     st.stop()
@@ -511,6 +529,7 @@ if aid_case is not None:
         partial(_submit_aided, aid_case),
         theme=config.theme,
         error=st.session_state.get("aid_error"),
+        report=is_report_case(aid_case),
     )
     st.stop()
 
