@@ -16,7 +16,10 @@ top-level ``aid`` list holds, per reader and for the pool (``human_pool``):
   or ``none`` when the model gave no answered row) and, for the pool, by the
   reader's group (``by_group``);
 - aided minus unaided RadLE-A and RadLE-C with the paired case bootstrap of
-  section 5 (the same case resample for both arms).
+  section 5 (the same case resample for both arms) and, for the pool, with
+  readers and cases random (``scoring.mrmc``'s U-statistic, the two arms paired
+  within reader and case: ``radle_a_diff_mrmc``, ``..._mrmc_se``, ``..._mrmc_ci_low``,
+  ``..._mrmc_ci_high``, ``..._mrmc_p``, ``mrmc_readers``, ``mrmc_cases``).
 
 "Correct" is a correct answered row; IDK, invalid, failure and missing are not.
 The pool weighs a reader's aided case i by 1 / n_i, n_i the pool readers with an
@@ -25,6 +28,7 @@ aided row on i (section 4), so each aided case counts once.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -37,6 +41,7 @@ from scoring.arms import AIDED_SUFFIX, aided_name, split_arms
 from scoring.bootstrap import case_weights_for, percentile_ci, pool_counts, responder_counts
 from scoring.categories import CORRECT_0, MISSING, N_LEVELS, WRONG_0, FloatArray
 from scoring.frame import FrameError, validate_frame
+from scoring.mrmc import metric_kernels, normal_test, u_stat11
 from scoring.params import ScoringParams
 from scoring.points import IntArray, ResponseMatrix, build_matrix
 from scoring.pool import case_contributions
@@ -275,12 +280,74 @@ def _aid_entries(
         before, after = unaided_pool[metric], aided_pool[metric]
         pool |= {f"{metric}_unaided": before, f"{metric}_aided": after}
         pool[f"{metric}_diff"] = after - before
+    pool |= arm_mrmc(
+        u_matrix,
+        a_matrix,
+        set(unaided_pool["readers"]),
+        {r for r, m in zip(readers, members, strict=True) if m},
+        params,
+    )
     entries.append(pool)
     if params.n_boot > 0 and u_matrix.n_cases > 0:
         _add_arm_bootstrap(
             entries, u_matrix, a_matrix, set(unaided_pool["readers"]), members, params
         )
     return entries
+
+
+def _arm_arrays(
+    matrix: ResponseMatrix, values: FloatArray, readers: Sequence[str], members: set[str]
+) -> tuple[FloatArray, FloatArray]:
+    """(cases, readers) kernel and design of one arm: a reader outside the arm's pool
+    (or without rows in it) is a column of zeros of the design."""
+    row_of = {name: i for i, name in enumerate(matrix.responders)}
+    kernel = np.zeros((matrix.n_cases, len(readers)))
+    design = np.zeros_like(kernel)
+    for j, reader in enumerate(readers):
+        if reader in members and reader in row_of:
+            i = row_of[reader]
+            kernel[:, j] = values[i]
+            design[:, j] = matrix.categories[i] != MISSING
+    return kernel, design
+
+
+def arm_mrmc(
+    u_matrix: ResponseMatrix,
+    a_matrix: ResponseMatrix,
+    unaided_pool: set[str],
+    aided_pool: set[str],
+    params: ScoringParams,
+) -> dict[str, Any]:
+    """Aided minus unaided pool RadLE-A and RadLE-C with readers and cases random.
+
+    The aided arm is modality A, the unaided arm modality B of ``scoring.mrmc.u_stat11``
+    over the readers of either pool (each arm holds only its own pool's readers) and
+    the scored cases; a reader's two rows on one case are the paired observations.
+    Each arm's mean weighs every observed (reader, case) pair the same, so on an
+    incomplete design ``*_diff_mrmc`` may differ slightly from ``*_diff`` (the pools'
+    1 / n_i weights). The interval and p are normal, as in the model-vs-panel
+    comparison; with fewer than two readers or cases they are NaN.
+    """
+    readers = sorted(unaided_pool | aided_pool)
+    out: dict[str, Any] = {}
+    u_values, a_values = metric_kernels(u_matrix, params), metric_kernels(a_matrix, params)
+    for metric in AID_METRICS:
+        ka, da = _arm_arrays(a_matrix, a_values[metric][0], readers, aided_pool)
+        kb, db = _arm_arrays(u_matrix, u_values[metric][0], readers, unaided_pool)
+        _, _, scale = u_values[metric]
+        stat = u_stat11(ka, da, kb, db)
+        enough = stat.n_readers >= 2 and stat.n_cases >= 2
+        diff = scale * stat.mean_diff
+        se, low, high, p = normal_test(diff, scale**2 * stat.var_diff if enough else math.nan)
+        out |= {
+            f"{metric}_diff_mrmc": diff,
+            f"{metric}_diff_mrmc_se": se,
+            f"{metric}_diff_mrmc_ci_low": low,
+            f"{metric}_diff_mrmc_ci_high": high,
+            f"{metric}_diff_mrmc_p": p,
+        }
+        out |= {"mrmc_readers": stat.n_readers, "mrmc_cases": stat.n_cases}
+    return out
 
 
 def _add_arm_bootstrap(

@@ -42,6 +42,32 @@ class AidFigures:
     by_confidence: pd.DataFrame  # the pool's switch rates by the model's confidence
     by_group: pd.DataFrame  # the pool's figures per reader group
     switches: pd.DataFrame  # scoring.switch_table: one row per (reader, aided case)
+    comparison: pd.DataFrame  # the pool's aided minus unaided, bootstrap and MRMC, per metric
+
+
+METRIC_NAMES: Final = {"radle_a": "RadLE-A", "radle_c": "RadLE-C"}
+
+
+def comparison_table(pool: dict[str, Any]) -> pd.DataFrame:
+    """The pool's aided minus unaided per metric: the pools' difference with the paired
+    case bootstrap's CI, and the readers-and-cases-random estimate (scoring.aid.arm_mrmc)."""
+    rows = [
+        {
+            "Metric": name,
+            "Aided − unaided": pool[f"{m}_diff"],
+            "Bootstrap CI low": pool.get(f"{m}_diff_ci_low"),
+            "Bootstrap CI high": pool.get(f"{m}_diff_ci_high"),
+            "MRMC difference": pool[f"{m}_diff_mrmc"],
+            "MRMC SE": pool[f"{m}_diff_mrmc_se"],
+            "MRMC CI low": pool[f"{m}_diff_mrmc_ci_low"],
+            "MRMC CI high": pool[f"{m}_diff_mrmc_ci_high"],
+            "MRMC p": pool[f"{m}_diff_mrmc_p"],
+            "Readers": pool["mrmc_readers"],
+            "Cases": pool["mrmc_cases"],
+        }
+        for m, name in METRIC_NAMES.items()
+    ]
+    return pd.DataFrame(rows)
 
 
 def _table(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
@@ -67,4 +93,5 @@ def aid_figures(data: StudyData, cases: Sequence[str], params: ScoringParams) ->
         by_confidence=by_confidence,
         by_group=_table(pool["by_group"]) if pool["by_group"] else pd.DataFrame(),
         switches=switch_table(data.with_aided, case_ids=list(cases)),
+        comparison=comparison_table(pool),
     )

@@ -29,6 +29,7 @@ from sqlmodel import Session, col, func, select
 
 from reader_app.core.errors import ReaderStudyError
 from reader_app.exam.next_case import CaseView, case_view
+from reader_app.exam.report_submit import ReportAnswer, submit_report
 from reader_app.exam.submit import (
     Answer,
     SubmitResult,
@@ -118,12 +119,15 @@ def model_answer(
     case_public_id: str,
     *,
     now: Callable[[], datetime] = utcnow,
+    revising: bool = False,
 ) -> ModelAnswer:
     """The model's answer on a case, for this reader, only when it may be shown.
 
     Sequential: only after the reader's unaided row on the case is stored. Crossover:
     only on a case of the reader's aided half in the current period, and for period 2
-    only once the washout has ended. Its images must be the case's own (same pixels).
+    only once the washout has ended; ``revising``: also on a case whose aided row the
+    reader may change now (:func:`revisable_arm`). Its images must be the case's own
+    (same pixels).
     """
     assert reader.id is not None
     case = _case_of(session, reader, case_public_id)
@@ -136,7 +140,9 @@ def model_answer(
     if settings.design == "sequential":
         if _row(session, reader.id, case.id, "unaided") is None:
             raise AidError("Give your own answer first: the model's answer comes after it.")
-    elif crossover_arm(session, reader, case.id, now=now) != "aided":
+    elif crossover_arm(session, reader, case.id, now=now) != "aided" and not (
+        revising and revisable_arm(session, reader, case.id, now=now) == "aided"
+    ):
         raise AidError("This case is not one you read with the model's answer now.")
     run = aid_run(session, case.study_id)
     row = session.exec(
@@ -167,7 +173,7 @@ def submit_aided(
     session: Session,
     reader: Reader,
     case_public_id: str,
-    answer: Answer,
+    answer: Answer | ReportAnswer,
     shown_at: datetime | None,
     image_sha256: list[str],
     meta: dict[str, object] | None = None,
@@ -180,6 +186,20 @@ def submit_aided(
     Refused (AidError, nothing stored) whenever :func:`model_answer` would refuse to
     show the model's answer: no aided row without the model's answer having been due."""
     shown = model_answer(session, reader, case_public_id, now=now)
+    if isinstance(answer, ReportAnswer):  # a report case: the final answer is a report
+        return submit_report(
+            session=session,
+            reader=reader,
+            case_public_id=case_public_id,
+            answer=answer,
+            shown_at=shown_at,
+            image_sha256=image_sha256,
+            meta={**(meta or {}), "aid_show": list(shown.show)},
+            active_ms=active_ms,
+            location_json=location_json,
+            arm="aided",
+            aid_run_id=shown.run_id,
+        )
     return submit_answer(
         session=session,
         reader=reader,
@@ -348,12 +368,38 @@ def crossover_record(session: Session, reader: Reader) -> dict[str, object]:
     }
 
 
+def revisable_arm(
+    session: Session, reader: Reader, case_id: int, *, now: Callable[[], datetime] = utcnow
+) -> str | None:
+    """Which of the reader's rows on a scored case may be changed now (when the study
+    allows revisions), or None: "unaided" in a study without an aided arm.
+
+    Sequential: only the final (aided) answer, once given. The unaided answer is the
+    measure of reading without the model and the model's answer is shown as soon as it
+    is stored, so it is final from then on. Crossover: the row this period gave the
+    case, while the period lasts; period 1's answers are final once its last case is
+    read (the washout begins), since period 2 shows the other arm of the same cases."""
+    assert reader.id is not None
+    settings = aid_settings_of(session, reader.study_id)
+    if settings is None:
+        return "unaided"
+    if settings.design == "sequential":
+        return "aided" if _row(session, reader.id, case_id, "aided") is not None else None
+    period = crossover_period(session, reader, now=now)
+    if period == 0:
+        return None
+    arm = "aided" if case_id in _aided_in_period(session, reader, period) else "unaided"
+    # the period's arm of a case differs from the other period's, so this row was
+    # stored in this period
+    return arm if _row(session, reader.id, case_id, arm) is not None else None
+
+
 def submit_unaided(
     *,
     session: Session,
     reader: Reader,
     case_public_id: str,
-    answer: Answer,
+    answer: Answer | ReportAnswer,
     shown_at: datetime | None,
     image_sha256: list[str],
     now: Callable[[], datetime] = utcnow,
@@ -364,6 +410,17 @@ def submit_unaided(
     assert case.id is not None
     if crossover_arm(session, reader, case.id, now=now) != "unaided":
         raise AidError("This case is not one you read on your own now.")
+    meta: dict[str, object] = {"aid_period": crossover_period(session, reader, now=now)}
+    if isinstance(answer, ReportAnswer):  # a report case
+        return submit_report(
+            session=session,
+            reader=reader,
+            case_public_id=case_public_id,
+            answer=answer,
+            shown_at=shown_at,
+            image_sha256=image_sha256,
+            meta=meta,
+        )
     return submit_answer(
         session=session,
         reader=reader,
@@ -371,7 +428,7 @@ def submit_unaided(
         answer=answer,
         shown_at=shown_at,
         image_sha256=image_sha256,
-        meta={"aid_period": crossover_period(session, reader, now=now)},
+        meta=meta,
     )
 
 

@@ -152,6 +152,7 @@ def _revise(
                 case_public_id=case.public_id,
                 answer=answer,
                 seen_revision=earlier.revision,
+                arm=earlier.arm,
                 location_json=checked.location_json,
                 # the revision's own figures (the panel counts them afresh on the review
                 # screen); the time must fit within the time since that screen was drawn

@@ -76,8 +76,11 @@ def submit_report(
     interaction: dict[str, object] | None = None,
     active_ms: int | None = None,
     location_json: str | None = None,
+    arm: str = "unaided",
+    aid_run_id: int | None = None,
 ) -> SubmitResult:
-    """Commit one report response; a second submit of the same case is a duplicate."""
+    """Commit one report response; a second submit of the same case is a duplicate.
+    ``arm`` and ``aid_run_id`` as in ``exam.submit.store_response`` (AI-aided studies)."""
     if answer != validate_report(answer.findings, answer.impression, answer.likert, answer.idk):
         raise AnswerError("This report is not valid: use validate_report() to build it.")
     return store_response(
@@ -97,4 +100,6 @@ def submit_report(
         meta=meta,
         interaction=interaction,
         active_ms=active_ms,
+        arm=arm,
+        aid_run_id=aid_run_id,
     )

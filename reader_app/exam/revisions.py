@@ -11,6 +11,7 @@ cannot silently overwrite each other.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -19,6 +20,7 @@ from sqlalchemy import update
 from sqlmodel import Session, col, select
 
 from reader_app.core.auth import require_role
+from reader_app.exam.aid import revisable_arm
 from reader_app.exam.submit import Answer, AnswerError, study_closed_message
 from reader_app.models import (
     Case,
@@ -31,6 +33,14 @@ from reader_app.models import (
 )
 from reader_app.study.config import StudyConfig
 
+_FINAL_IN_AID = {
+    "unaided": (
+        "Your own answer, given before the model's, is final in this study; "
+        "you can change your final answer instead."
+    ),
+    "aided": "This answer is final: its reading period is over.",
+}
+
 
 @dataclass(frozen=True)
 class StoredAnswer:
@@ -41,6 +51,7 @@ class StoredAnswer:
     revision: int
     submitted_at: datetime
     location_json: str | None = None  # the marker (grounding studies), as stored
+    arm: str = "unaided"  # which of an AI-aided study's rows (SCORING.md section 10)
 
 
 def _stored(response: Response) -> StoredAnswer:
@@ -53,16 +64,46 @@ def _stored(response: Response) -> StoredAnswer:
         response.revision,
         response.submitted_at,
         response.location_json,
+        response.arm,
     )
 
 
-def stored_answer(*, session: Session, reader: Reader, case_public_id: str) -> StoredAnswer | None:
+def stored_answer(
+    *, session: Session, reader: Reader, case_public_id: str, arm: str = "unaided"
+) -> StoredAnswer | None:
+    """The reader's answer to a case in one arm (an AI-aided study has a row per arm)."""
     response = session.exec(
         select(Response)
         .join(Case, col(Case.id) == Response.case_id)
-        .where(Case.public_id == case_public_id, Response.reader_id == reader.id)
+        .where(
+            Case.public_id == case_public_id,
+            Response.reader_id == reader.id,
+            Response.arm == arm,
+        )
     ).first()
     return None if response is None else _stored(response)
+
+
+def revisable_answer(
+    *,
+    session: Session,
+    reader: Reader,
+    case_public_id: str,
+    now: Callable[[], datetime] = utcnow,
+) -> StoredAnswer | None:
+    """The answer to a case the reader may change now: in an AI-aided study, the row
+    ``exam.aid.revisable_arm`` names (None when every row of the case is final)."""
+    case_id = session.exec(
+        select(Case.id)
+        .join(ReaderOrder, col(ReaderOrder.case_id) == Case.id)
+        .where(Case.public_id == case_public_id, ReaderOrder.reader_id == reader.id)
+    ).first()
+    if case_id is None:
+        return None
+    arm = revisable_arm(session, reader, case_id, now=now)
+    if arm is None:
+        return None
+    return stored_answer(session=session, reader=reader, case_public_id=case_public_id, arm=arm)
 
 
 def revisable_slots(*, session: Session, reader: Reader) -> list[int]:
@@ -77,6 +118,7 @@ def revisable_slots(*, session: Session, reader: Reader) -> list[int]:
                 & (col(Response.reader_id) == ReaderOrder.reader_id),
             )
             .where(ReaderOrder.reader_id == reader.id, col(Case.practice).is_(False))
+            .distinct()  # an AI-aided study has a row per arm
             .order_by(col(ReaderOrder.slot))
         )
     )
@@ -93,8 +135,13 @@ def revise_answer(
     location_json: str | None = None,
     active_ms: int | None = None,
     interaction: dict[str, Any] | None = None,
+    arm: str = "unaided",
+    now: Callable[[], datetime] = utcnow,
 ) -> StoredAnswer:
     """Replace an earlier answer, keeping the old one in history; return the new state.
+
+    ``arm``: which row of the case (an AI-aided study has one per arm); only the one
+    ``exam.aid.revisable_arm`` allows now may change, and nothing else is touched.
 
     ``location_json`` is the changed answer's marker (``exam.location``); ``active_ms``
     and ``interaction`` the visible time and viewer record of the revision itself (None:
@@ -107,7 +154,11 @@ def revise_answer(
         select(Response, Case, Study)
         .join(Case, col(Case.id) == Response.case_id)
         .join(Study, col(Study.id) == Case.study_id)
-        .where(Case.public_id == case_public_id, Response.reader_id == reader.id)
+        .where(
+            Case.public_id == case_public_id,
+            Response.reader_id == reader.id,
+            Response.arm == arm,
+        )
     ).first()
     if row is None:
         raise AnswerError("This case has no answer to change yet.")
@@ -116,6 +167,9 @@ def revise_answer(
         raise AnswerError(closed)
     if case.practice:
         raise AnswerError("Practice answers are final.")
+    assert case.id is not None
+    if revisable_arm(session, reader, case.id, now=now) != arm:
+        raise AnswerError(_FINAL_IN_AID.get(arm, "This answer is final."))
     if response.revision != seen_revision:
         raise AnswerError("This answer was changed in another window. Reload to see it.")
     if (response.diagnosis, response.likert, response.idk, response.location_json) == (
@@ -125,7 +179,7 @@ def revise_answer(
         location_json,
     ):
         return _stored(response)  # nothing changed: no revision
-    now = utcnow()
+    stamp = utcnow()
     assert response.id is not None
     session.add(
         ResponseRevision(
@@ -135,7 +189,7 @@ def revise_answer(
             idk=response.idk,
             status=response.status,
             submitted_at=response.submitted_at,
-            replaced_at=now,
+            replaced_at=stamp,
             location_json=response.location_json,
             active_ms=response.active_ms,
             interaction_json=response.interaction_json,
@@ -154,7 +208,7 @@ def revise_answer(
             interaction_json=(
                 None if interaction is None else json.dumps(interaction, sort_keys=True)
             ),
-            submitted_at=now,
+            submitted_at=stamp,
             revision=seen_revision + 1,
         )
     )

@@ -18,6 +18,7 @@ from scoring import (
     score_responses,
     score_with_aid,
 )
+from scoring.mrmc import Z_975
 from tests.scoring.conftest import cell
 
 Row = dict[str, Any]
@@ -150,6 +151,46 @@ def test_pool_by_hand() -> None:
     assert pool["radle_c_unaided"] == pytest.approx(1300.0)
     assert pool["radle_c_aided"] == pytest.approx(1000 * (1 + 0.5 / 15))
     assert report["aided_pool"]["radle_a"] == pytest.approx(1 / 3)
+
+
+def test_readers_and_cases_random_by_hand() -> None:
+    """Aided minus unaided for the pool, readers and cases random (scoring.mrmc).
+
+    Two readers, two cases, both arms, Likert 4 everywhere. Correct (case x reader):
+    unaided c1 (r1 1, r2 0), c2 (1, 1); aided all 1. With one design for both arms
+    the moments are bilinear, so var(aided - unaided) is the U-statistic variance of
+    the difference kernel D: c1 (0, 1), c2 (0, 0); mean D = 1/4.
+      c1r1 (same reader, same case): r1 (0 + 0)/2, r2 (1 + 0)/2 -> 1/4
+      c0r1 (same reader, other case): r1 0*0, r2 1*0 -> 0
+      c1r0 (same case, other reader): c1 0*1, c2 0*0 -> 0
+      c0r0 (other case and reader): D(c1,r1) D(c2,r2) = 0, D(c1,r2) D(c2,r1) = 0 -> 0
+    With R = C = 2 the coefficients are 1/4, 1/4, 1/4, -3/4: var = 1/16, SE = 1/4.
+    RadLE-C: points +5 / -5 = 10 k - 5, C = 1000 + 200 mean s: diff and SE 2000 x those.
+    """
+    truth = {("r1", 1): 1, ("r2", 1): 0, ("r1", 2): 1, ("r2", 2): 1}
+    rows = [cell("M", 1, "correct", 4), cell("M", 2, "correct", 4)]
+    for (reader, case), right in truth.items():
+        unaided = "correct" if right else "wrong"
+        rows.append(arm(human(reader, case, unaided, 4, "g"), "unaided"))
+        rows.append(arm(human(reader, case, "correct", 4, "g"), "aided"))
+    pool = entry(score_with_aid(rows, NO_BOOT), "human_pool")
+    assert (pool["mrmc_readers"], pool["mrmc_cases"]) == (2, 2)
+    for metric, scale in (("radle_a", 1.0), ("radle_c", 2000.0)):
+        assert pool[f"{metric}_diff_mrmc"] == pytest.approx(scale / 4)
+        assert pool[f"{metric}_diff_mrmc"] == pytest.approx(pool[f"{metric}_diff"])
+        assert pool[f"{metric}_diff_mrmc_se"] == pytest.approx(scale / 4)
+        assert pool[f"{metric}_diff_mrmc_ci_low"] == pytest.approx(scale / 4 * (1 - Z_975))
+        assert pool[f"{metric}_diff_mrmc_ci_high"] == pytest.approx(scale / 4 * (1 + Z_975))
+        assert pool[f"{metric}_diff_mrmc_p"] == pytest.approx(math.erfc(1 / math.sqrt(2)))
+    # the readers' entries carry the bootstrap only: one reader has no reader variance
+    assert all("radle_a_diff_mrmc" not in e for e in score_with_aid(rows, NO_BOOT)["aid"][:-1])
+
+
+def test_readers_and_cases_random_needs_two_readers() -> None:
+    pool = entry(score_with_aid(worked_example(), NO_BOOT), "human_pool")
+    assert pool["radle_a_diff_mrmc"] == pytest.approx(0.0)  # (2 - 2) / 4
+    assert pool["mrmc_readers"] == 1
+    assert all(math.isnan(pool[f"radle_a_diff_mrmc_{k}"]) for k in ("se", "ci_low", "p"))
 
 
 def test_two_responders_per_reader_and_two_pools() -> None:

@@ -14,13 +14,14 @@ import streamlit as st
 
 from reader_app.exam.aid import ModelAnswer
 from reader_app.exam.next_case import CaseView
+from reader_app.exam.report_submit import MAX_REPORT_CHARS
 from reader_app.grounding.store import parse_location_json
 from reader_app.ui.components.case_viewer import show_case_images
 from reader_app.ui.components.safe_text import escape_markdown
 
 AID_COLUMNS = [7, 3]
 BOX_TITLE = "AI model's answer"
-FIELDS = ("aid_diagnosis", "aid_likert", "aid_idk")
+FIELDS = ("aid_diagnosis", "aid_findings", "aid_impression", "aid_likert", "aid_idk")
 
 
 def model_box(shown: ModelAnswer, likert_labels: Sequence[str], *, crossover: bool = False) -> None:
@@ -64,6 +65,15 @@ def final_answer(suffix: str = "") -> tuple[str, int | None, bool]:
     )
 
 
+def final_report(suffix: str = "") -> tuple[str, str]:
+    """A report case's form: (findings, impression); the confidence and IDK as in
+    :func:`final_answer`."""
+    return (
+        str(st.session_state.get(f"aid_findings{suffix}") or ""),
+        str(st.session_state.get(f"aid_impression{suffix}") or ""),
+    )
+
+
 def aid_step(
     case: CaseView,
     shown: ModelAnswer | None,
@@ -74,11 +84,13 @@ def aid_step(
     error: str | None = None,
     crossover: bool = False,
     suffix: str = "",
+    report: bool = False,
 ) -> None:
     """The aided step of one case: images on the left, the model's box and the form right.
 
     ``crossover``: a crossover case, read once in its arm: with the model's answer from
-    the start (``shown``) or on the reader's own (``shown`` None, no box)."""
+    the start (``shown``) or on the reader's own (``shown`` None, no box). ``report``: a
+    report case, answered with ``Findings`` and ``Impression`` instead of ``Diagnosis``."""
     point = None
     if shown is not None and "marker" in shown.show:
         point = parse_location_json(shown.location_json)[0]
@@ -92,7 +104,11 @@ def aid_step(
             st.markdown("**Your answer**")
         else:
             st.markdown("**Your final answer**")
-        st.text_input("Diagnosis", key=f"aid_diagnosis{suffix}", max_chars=300)
+        if report:
+            st.text_area("Findings", key=f"aid_findings{suffix}", max_chars=MAX_REPORT_CHARS)
+            st.text_area("Impression", key=f"aid_impression{suffix}", max_chars=MAX_REPORT_CHARS)
+        else:
+            st.text_input("Diagnosis", key=f"aid_diagnosis{suffix}", max_chars=300)
         st.radio(
             "Confidence",
             [f"{i} · {label}" for i, label in enumerate(likert_labels)],

@@ -2,8 +2,9 @@
 
 Service: reader_app.analysis.aid_view (scoring.score_with_aid). Harmful and helpful
 switch rates, net benefit and the confidence change per reader and for the pool,
-aided minus unaided RadLE-A and RadLE-C with bootstrap CIs, the pool by group, and a
-chart of the switch rates by the model's stated confidence.
+aided minus unaided RadLE-A and RadLE-C with bootstrap CIs (and, for the pool, readers
+and cases random), the pool by group, and a chart of the switch rates by the model's
+stated confidence.
 """
 
 from __future__ import annotations
@@ -43,6 +44,13 @@ st.caption(
     "(aided correct − unaided correct) / aided cases. The pool weighs each aided case once."
 )
 show_table(figures.readers, key="aid_readers")
+st.subheader("Aided minus unaided, the pool")
+st.caption(
+    "The bootstrap resamples cases (readers fixed); MRMC takes readers and cases as random "
+    "(Gallas' U-statistic, the two arms paired within reader and case; normal 95% CI and p). "
+    "MRMC needs at least two readers and two cases."
+)
+show_table(figures.comparison, key="aid_comparison")
 st.subheader("Switches by the model's confidence")
 chart = figures.by_confidence.set_index("model_confidence")[
     ["harmful_switch_rate", "helpful_switch_rate"]

@@ -63,14 +63,27 @@ from reader_app.exam.next_case import CaseView, case_at_slot, upcoming
 from reader_app.exam.order import OrderSummary, ensure_order, order_summary
 from reader_app.exam.practice import practice_feedback
 from reader_app.exam.progress import progress_at
-from reader_app.exam.revisions import StoredAnswer, stored_answer
+from reader_app.exam.report_submit import ReportAnswer, validate_report
+from reader_app.exam.revisions import StoredAnswer, revisable_answer
 from reader_app.exam.state import NextUp
-from reader_app.exam.submit import AnswerError, SubmitResult, study_closed_message, validate_answer
+from reader_app.exam.submit import (
+    Answer,
+    AnswerError,
+    SubmitResult,
+    study_closed_message,
+    validate_answer,
+)
 from reader_app.exam.timing import mark_shown
 from reader_app.grounding.store import parse_location_json
 from reader_app.models import Reader, utcnow
 from reader_app.study.config import StudyConfig, study_settings
-from reader_app.ui.components.aid_step import aid_step, clear_form, final_answer
+from reader_app.ui.components.aid_step import (
+    aid_step,
+    clear_form,
+    final_answer,
+    final_report,
+    model_box,
+)
 from reader_app.ui.components.case_panel import (
     ExamDoor,
     PanelCase,
@@ -169,7 +182,11 @@ def _store_aid_answer(
     diagnosis, likert, idk = final_answer(suffix)
     st.session_state["aid_error"] = None
     try:
-        answer = validate_answer(diagnosis, likert, idk)
+        answer: Answer | ReportAnswer
+        if is_report_case(case):  # its final answer is a report, as its first one was
+            answer = validate_report(*final_report(suffix), likert, idk)
+        else:
+            answer = validate_answer(diagnosis, likert, idk)
         with db_session() as session:
             reader = reader_for_callback(session, user)
             if reader is None:
@@ -191,6 +208,8 @@ def _store_aid_answer(
         return
     clear_form(suffix)
     st.session_state.pop("aid_shown_at", None)
+    if case.practice:  # a crossover's practice case: its reference answer comes next
+        exam.feedback = case
     exam.notice = (
         f"That {what} was already saved."
         if result.duplicate
@@ -383,6 +402,7 @@ try:
                 except AidError as exc:
                     aid_problem = str(exc)
         review_slot = exam.review if config.allow_revisions else None
+        review_shown: ModelAnswer | None = None
         stored: StoredAnswer | None = None
         case: CaseView | None = None
         following: CaseView | None = None
@@ -393,9 +413,17 @@ try:
                 session=session, reader=reader, slot=review_slot, total=summary.total
             )
             if case is not None:
-                stored = stored_answer(
+                # the row that may change (an AI-aided study: exam.aid.revisable_arm)
+                stored = revisable_answer(
                     session=session, reader=reader, case_public_id=case.public_id
                 )
+            if case is not None and stored is not None and stored.arm == "aided":
+                try:  # an aided answer is changed with the model's answer beside it
+                    review_shown = model_answer(
+                        session, reader, case.public_id, now=utcnow, revising=True
+                    )
+                except AidError:
+                    review_shown = None
             if stored is None:
                 _leave_review()
                 review_slot, case = None, None
@@ -439,9 +467,15 @@ if feedback is not None and feedback_case is not None:
     st.stop()
 exam.feedback = None
 
-if cross is not None:
+if cross is not None and review_slot is None:
+    back = None  # revisions: the rows of this period, while it lasts (exam.aid.revisable_arm)
+    if config.allow_revisions and cross.case is not None and cross.case.slot > summary.practice:
+        back = partial(_enter_review, cross.case.slot - 1, cross.case.slot)
     exam_header(
-        config.title, progress_at(cross.case.slot if cross.case else None, summary), pausable=False
+        config.title,
+        progress_at(cross.case.slot if cross.case else None, summary),
+        pausable=cross.case is not None,
+        on_back=back,
     )
     show_notice(notice)
     if cross.period == 0:
@@ -453,7 +487,15 @@ if cross is not None:
         )
         st.stop()
     if cross.case is None:
-        finish_panel(summary.scored, on_review=None, on_sign_out=sign_out)
+        finish_panel(
+            summary.scored,
+            on_review=(
+                (lambda: _enter_review(summary.total - 1, summary.total))
+                if config.allow_revisions and summary.scored
+                else None
+            ),
+            on_sign_out=sign_out,
+        )
         st.stop()
     if cross.arm == "aided" and aid_shown is None:
         st.error(f"{aid_problem} Ask the study coordinator.")
@@ -468,6 +510,7 @@ if cross is not None:
         theme=config.theme,
         error=st.session_state.get("aid_error"),
         crossover=True,
+        report=is_report_case(cross.case),
         suffix=f"_{cross.case.public_id}",
     )
     st.stop()
@@ -486,6 +529,7 @@ if aid_case is not None:
         partial(_submit_aided, aid_case),
         theme=config.theme,
         error=st.session_state.get("aid_error"),
+        report=is_report_case(aid_case),
     )
     st.stop()
 
@@ -495,10 +539,13 @@ if review_slot is not None and case is not None and stored is not None:
         _start_case(case, config)
         exam.review_answer = stored
     exam_header(config.title, progress_at(case.slot, summary), pausable=False)
+    which = "final answer" if stored.arm == "aided" else "earlier answer"
     st.warning(
-        f"You are changing your earlier answer to case {case.slot + 1 - summary.practice}. "
+        f"You are changing your {which} to case {case.slot + 1 - summary.practice}. "
         "The earlier answer is kept in the study's history."
     )
+    if review_shown is not None:
+        model_box(review_shown, config.likert_labels)
     earlier, later, done, _ = st.columns([1, 1, 2, 2])
     with earlier:
         st.button(

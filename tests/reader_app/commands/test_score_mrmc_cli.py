@@ -92,3 +92,33 @@ def test_comparisons_reproduce_imrmc(tmp_path: Path, capsys: pytest.CaptureFixtu
         assert entry["boot_ci_high"] == responder[f"{metric}_diff_vs_pool_ci_high"]
         checked += 1
     assert checked == 6
+
+
+def test_aid_mrmc_reproduces_imrmc(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An aided arm in which every reader's aided answer is the model's is iMRMC's
+    two-modality input (the model repeated under every reader's id): the pool's aided
+    minus unaided with readers and cases random is then model minus human."""
+    export = pd.read_csv(shared_data("mrmc_reference", "radle_scale_mrmc.csv"))
+    reference = pd.read_csv(shared_data("mrmc_reference", "imrmc_reference.csv"))
+    tidy = tidy_from_export(export)
+    humans = tidy[tidy["kind"] == "human"].assign(arm="unaided", aid_run="model-05")
+    model = tidy[tidy["responder"] == "model-05"].drop(columns=["responder", "kind", "group"])
+    aided = humans[["responder", "kind", "group", "case_id"]].merge(model, on="case_id")
+    aided = aided.assign(arm="aided", aid_run="model-05")
+    assert len(aided) == len(humans) == 12 * 200
+    path = tmp_path / "responses.csv"
+    models = tidy[tidy["kind"] == "model"]
+    pd.concat([models, humans, aided]).to_csv(path, index=False)
+    code, out, err = run_cli([str(path), "--format", "json", "--bootstrap", "20"], capsys)
+    assert code == 0, err
+    pool = next(e for e in json.loads(out)["aid"] if e["responder"] == "human_pool")
+    assert (pool["mrmc_readers"], pool["mrmc_cases"]) == (12, 200)
+    for row in reference[reference["model"] == "model:model-05"].itertuples():
+        metric, scale = ("radle_a", 1.0) if row.score == "score" else ("radle_c", 200.0)
+        assert pool[f"{metric}_diff_mrmc"] / scale == pytest.approx(-row.mean_diff, abs=1e-9, rel=0)
+        assert (pool[f"{metric}_diff_mrmc_se"] / scale) ** 2 == pytest.approx(
+            row.var_diff, abs=1e-9, rel=0
+        )
+        # a complete design: the pools' difference is the same, the bootstrap beside it
+        assert pool[f"{metric}_diff"] == pytest.approx(pool[f"{metric}_diff_mrmc"], abs=1e-9)
+        assert pool[f"{metric}_diff_ci_low"] < pool[f"{metric}_diff_ci_high"]

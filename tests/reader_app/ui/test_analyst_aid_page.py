@@ -3,6 +3,7 @@ tests/reader_app/analysis/test_aid_exports.py) and the empty state of a study wi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from sqlmodel import Session
@@ -32,6 +33,12 @@ def test_the_aid_page_shows_the_switches(
     pool = readers[readers["Reader"] == "Human pool"].iloc[0]
     # one reader: at risk on both cases (model wrong, reader right), gave one up -> 1/2
     assert pool["Harmful switch rate"] == 0.5 and pool["Net benefit"] == -0.5
+    # the pool's aided minus unaided: RadLE-A 1/2 - 2/2; one reader gives no MRMC SE
+    comparison = at.dataframe[1].value.set_index("Metric")
+    assert comparison.loc["RadLE-A", "Aided − unaided"] == -0.5
+    assert comparison.loc["RadLE-A", "MRMC difference"] == -0.5
+    assert comparison.loc["RadLE-A", "Readers"] == 1
+    assert math.isnan(comparison.loc["RadLE-A", "MRMC SE"])
 
 
 def test_a_study_without_aided_answers_says_so(

@@ -18,7 +18,7 @@ from reader_app.exam import aid
 from reader_app.models import Case, Response
 from tests.factories import make_reader, make_study
 from tests.reader_app.exam.test_aid import add_run, crossover
-from tests.reader_app.ui.helpers import responses, texts
+from tests.reader_app.ui.helpers import panel_submit, responses, texts
 
 App = Callable[..., AppTest]
 
@@ -111,3 +111,81 @@ def test_crossover_periods_and_washout_on_the_exam_page(
     assert sorted((sources[str(r.case_id)], r.arm) for r in rows) == sorted(
         [(s, "aided") for s in sources.values()] + [(s, "unaided") for s in sources.values()]
     )
+
+
+def test_crossover_practice_feedback_pause_and_revision_on_the_exam_page(
+    app_for: App, session: Session, settings: Settings
+) -> None:
+    """A practice case first, on one's own, then its reference answer as in any study;
+    Pause hides the case and Resume brings it back; an earlier answer of the period is
+    changed in its own arm (the model's answer beside an aided one), nothing else."""
+    config = {**crossover(14), "allow_revisions": True}
+    study = make_study(session, settings.asset_dir, n_cases=2, n_practice=1, config=config)
+    add_run(session, study)
+    invite = make_reader(session, study, ready=True)
+    at = app_for(invite.token)
+    assert not at.exception
+    cases = list(session.exec(select(Case).where(Case.study_id == study.id)))
+    sources = {str(c.id): c.source_id for c in cases}
+    practice = next(c for c in cases if c.practice)
+
+    # practice: no model's answer, then the reference answer, then the scored cases
+    assert "AI model's answer" not in _shown(at) and not any(b.key == "back" for b in at.button)
+    _read_one(at, "My practice answer")
+    assert "Here is the reference answer" in _shown(at)
+    assert "My practice answer" in _shown(at)
+    (row,) = _mine(session)
+    assert (row.case_id, row.arm, row.practice) == (practice.id, "unaided", True)
+    at.button(key="continue").click().run()
+    assert "Period 1 of 2." in _shown(at)
+
+    # pause: the case is hidden, and comes back
+    at.button(key="pause").click().run()
+    assert "Paused" in at.info[0].value and not at.text_input
+    at.button(key="resume").click().run()
+    assert "Period 1 of 2." in _shown(at) and at.text_input
+
+    # the first scored case, then back to it from the second
+    box = "AI model's answer" in _shown(at)
+    _read_one(at, "First reading")
+    first = next(r for r in _mine(session) if not r.practice)
+    assert first.arm == ("aided" if box else "unaided")
+    at.button(key="back").click().run()
+    assert not at.exception
+    said = _shown(at)
+    assert "changing your" in at.warning[0].value
+    # an aided answer is changed with the model's answer beside it, an unaided one without
+    assert ("AI model's answer" in said) == box
+    assert (f"Model says {sources[str(first.case_id)]}" in said) == box
+    panel_submit(at, diagnosis="Second thought", likert=1)
+    assert not at.exception
+    session.expire_all()
+    mine = {(r.case_id, r.arm): r for r in _mine(session)}
+    changed = mine[(first.case_id, first.arm)]
+    assert (changed.diagnosis, changed.likert, changed.revision) == ("Second thought", 1, 1)
+    assert len(mine) == 2  # no other row, no row in the other arm
+    assert "Period 1 of 2." in _shown(at)  # back at the second case
+    _read_one(at, "Second case")
+
+    # period 2 (the clock moved on: the stored times moved back): the first case again in
+    # the other arm; from the second, back to it: its period-2 row changes, not period 1's
+    for moved in session.exec(select(Response).where(Response.reader_id == invite.reader.id)):
+        moved.submitted_at -= timedelta(days=14, seconds=1)
+        session.add(moved)
+    session.commit()
+    at.run()
+    assert "Period 2 of 2." in _shown(at)
+    assert ("AI model's answer" in _shown(at)) == (not box)
+    _read_one(at, "Period 2 reading")
+    at.button(key="back").click().run()
+    said = _shown(at)
+    assert ("AI model's answer" in said) == (not box)
+    panel_submit(at, diagnosis="Period 2 thought", likert=3)
+    assert not at.exception
+    session.expire_all()
+    mine = {(r.case_id, r.arm): r for r in _mine(session)}
+    other = "unaided" if box else "aided"
+    again = mine[(first.case_id, other)]
+    assert (again.diagnosis, again.likert, again.revision) == ("Period 2 thought", 3, 1)
+    kept = mine[(first.case_id, first.arm)]
+    assert (kept.diagnosis, kept.revision) == ("Second thought", 1)  # period 1's: final
