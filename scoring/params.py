@@ -34,7 +34,11 @@ __all__ = [
     "register_safety_variant",
 ]
 
-SCORING_SPEC_VERSION: Final = "1.0"
+# The version of the formulas and defaults (SCORING.md) a result was computed under.
+# It changes when the same parameters would give other numbers: 2.0 (issue 40) made
+# RadLE-H v2 the default H and counts Bench 2's "I don't know", failed and missing
+# reports 0 in the rubric's totals and ceiling; neither is a parameter of 1.0's results.
+SCORING_SPEC_VERSION: Final = "2.0"
 H_AGGREGATES: Final = ("geometric", "harmonic", "arithmetic")
 BOOTSTRAP_MODES: Final = ("case", "two-way")
 

@@ -77,7 +77,8 @@ class GradeOnArrival:
 
     def summary(self) -> str:
         j = self.judged
+        passes = f"{self.passes} pass" + ("" if self.passes == 1 else "es")
         return (
-            f"judges, as the answers arrived ({self.passes} passes): {j['asked']} distinct "
+            f"judges, as the answers arrived ({passes}): {j['asked']} distinct "
             f"answers asked, {j['agreed']} agreed, {j['split']} split, {j['failed']} failed"
         )

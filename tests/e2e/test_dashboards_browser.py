@@ -131,4 +131,4 @@ def test_analyst_leaderboard_charts_and_downloads(
     assert list(mrmc.columns[: len(MRMC_COLUMNS)]) == list(MRMC_COLUMNS)
     assert set(mrmc["modality"]) == {"human", "model:vlm-alpha", "model:vlm-beta"}
     assert len(mrmc) == 5 * 4 and set(mrmc["truth"]) == {"1"}
-    assert set(mrmc["param_scoring_spec_version"]) == {"1.0"}
+    assert set(mrmc["param_scoring_spec_version"]) == {"2.0"}

@@ -26,7 +26,7 @@ def test_defaults_and_record() -> None:
         0,
     )
     record = p.to_dict()
-    assert record["scoring_spec_version"] == SCORING_SPEC_VERSION == "1.0"
+    assert record["scoring_spec_version"] == SCORING_SPEC_VERSION == "2.0"
     assert record["s_variant"] == "1.0" and record["h_variant"] == "v2"
     assert record["h_aggregate"] == "harmonic"
 

@@ -25,7 +25,7 @@ def test_frame_has_responders_then_pool_rows(make_rows: Callable[..., list[Row]]
     assert frame["kind"].tolist() == ["model", "human", "pool", "pool"]
     assert frame["group"].isna().tolist() == [True, False, True, False]  # CSV: empty
     assert frame.loc[3, "group"] == "PGY2"
-    assert frame["param_scoring_spec_version"].unique().tolist() == ["1.0"]
+    assert frame["param_scoring_spec_version"].unique().tolist() == ["2.0"]
     assert frame.loc[2, "readers"] == "r1"
 
 
@@ -69,4 +69,4 @@ def test_table_shows_na_and_cis(make_rows: Callable[..., list[Row]]) -> None:
     assert m["H"] == "0.0 [0.0, 0.0]"
     assert m["IDK"] == "0.500 [0.000, 1.000]"
     assert "pool: 0 reader(s) with completion >= 1.0" in text  # the model is no reader
-    assert "n_boot=30" in text and "scoring_spec_version=1.0" in text
+    assert "n_boot=30" in text and "scoring_spec_version=2.0" in text

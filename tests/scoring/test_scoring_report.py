@@ -30,7 +30,7 @@ def study(make_rows: Callable) -> list[dict]:
 def test_contract_keys(make_rows: Callable) -> None:
     report = score_responses(study(make_rows), ScoringParams(n_boot=50))
     assert set(report) == {"responders", "human_pool", "params", "comparisons"}
-    assert report["params"]["scoring_spec_version"] == "1.0"
+    assert report["params"]["scoring_spec_version"] == "2.0"
     assert report["params"]["n_boot"] == 50
     for row in report["responders"]:
         for key in ("responder", "kind", "group", "n_cases", "radle_c", "radle_a", "radle_r",

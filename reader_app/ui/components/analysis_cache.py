@@ -28,11 +28,15 @@ from reader_app.ui.components.safe_text import escape_markdown
 from reader_app.ui.context import SignedIn, db_session, load_reader
 from scoring import ScoringParams
 
+# RadLE-H's two definitions (SCORING.md section 3), as the sidebar names them
+H_VARIANTS = {"v2": "v2 (default)", "v1": "v1 (earlier)"}
+
 DEFAULTS: dict[str, Any] = {
     "an_boot": 2000,
     "an_min_completion": 1.0,
     "an_idk": 0.0,
     "an_seed": 0,
+    "an_h_variant": ScoringParams().h_variant,  # the library's default, v2
     "an_readers": True,
     "an_graded_only": False,
 }
@@ -90,6 +94,18 @@ def scoring_controls() -> Controls:
         st.number_input(
             "Seed", min_value=0, step=1, key="an_seed", on_change=_keep, args=("an_seed",)
         )
+        st.selectbox(
+            "RadLE-H definition",
+            list(H_VARIANTS),
+            format_func=lambda k: H_VARIANTS[str(k)],
+            key="an_h_variant",
+            on_change=_keep,
+            args=("an_h_variant",),
+            help="v2: the harmonic mean of R, coverage and the share of wrong answers "
+            "handed over; it reproduces the one H RadLE published. v1: the earlier geometric "
+            "mean, counting IDK, failures and missing cases as handed-over errors (SCORING.md "
+            "section 3). Every table, export and report records which was used.",
+        )
         st.toggle(
             "Show individual readers", key="an_readers", on_change=_keep, args=("an_readers",)
         )
@@ -106,6 +122,7 @@ def scoring_controls() -> Controls:
         min_completion=float(state["an_min_completion"]),
         n_boot=int(state["an_boot"]),
         seed=int(state["an_seed"]),
+        h_variant=str(state["an_h_variant"]),
     )
     return Controls(params, bool(state["an_readers"]), bool(state["an_graded_only"]))
 

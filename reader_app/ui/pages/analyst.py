@@ -47,7 +47,8 @@ def metrics_section(data: StudyData, board: Leaderboard, controls: Controls) -> 
     st.caption(
         "RadLE-C confidence-weighted index (0-2000) · A accuracy · R reliability at Likert ≥ "
         f"{controls.params.tau_high} (n/a: nothing answered that high) · S safety (0-100) · "
-        "H handover readiness (0-100). Each cell: the value, and below it the 95% paired "
+        f"H handover readiness (0-100, RadLE-H {controls.params.h_variant}, "
+        f"{controls.params.h_aggregate} mean). Each cell: the value, and below it the 95% paired "
         "case-bootstrap CI. Left edge: white the human pool, pale blue its group pools, "
         "blue the readers, orange the model runs."
         + (

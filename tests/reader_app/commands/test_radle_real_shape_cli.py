@@ -8,11 +8,13 @@ points are SCORING.md's L + 1, C = 1000 (1 + sum(s) / (5 * 200)).
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from reader_app.cli import main
@@ -168,3 +170,30 @@ def test_score_radle_roster_file_excluded_access_and_bad_names(
     assert main(args) == 2
     captured = capsys.readouterr()
     assert "alpha" in captured.err and "no model" in captured.err and captured.out == ""
+
+
+def test_score_h_variant_v1_is_scored_and_recorded_in_json_csv_and_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--h-variant v1`` (issue 40): Muse's H is v1's 49.3, not the published 48.49, and
+    every output format records the variant and the mean it brought."""
+    # v1 for Muse: R = 49/122, Cov = 122/200, D = 1 - W>=3 / (N - C) = 1 - 73/143,
+    # geometric mean -> 49.3 (SCORING.md section 3)
+    muse_v1 = 100 * (49 / 122 * 122 / 200 * (1 - 73 / 143)) ** (1 / 3)
+    report = score(tmp_path, capsys, "--exclude", "alpha_0", "--h-variant", "v1")
+    rows = {r["responder"]: r for r in report["responders"]}
+    assert rows["gamma_muse"]["radle_h"] == pytest.approx(muse_v1, abs=1e-9)
+    assert round(rows["gamma_muse"]["radle_h"], 1) == 49.3
+    assert rows["gamma_muse"]["radle_c"] == pytest.approx(735.0)  # C does not depend on H
+    assert (report["params"]["h_variant"], report["params"]["h_aggregate"]) == ("v1", "geometric")
+
+    master = str(tmp_path / "master.csv")
+    base = ["score", master, "--input-format", "radle", "--bootstrap", "0", "--h-variant", "v1"]
+    assert main([*base, "--format", "csv"]) == 0
+    csv = pd.read_csv(io.StringIO(capsys.readouterr().out), keep_default_na=False)
+    assert set(csv["param_h_variant"]) == {"v1"} and set(csv["param_h_aggregate"]) == {"geometric"}
+    muse = csv[csv["responder"] == "gamma_muse"].iloc[0]
+    assert muse["radle_h"] == pytest.approx(muse_v1, abs=1e-9)
+    assert main([*base, "--format", "table"]) == 0
+    table = capsys.readouterr().out
+    assert "h_aggregate=geometric" in table and "h_variant=v1" in table

@@ -55,7 +55,7 @@ def test_json_contract(graded: Path, capsys: pytest.CaptureFixture[str]) -> None
     for key in ("n_cases", "radle_a", "radle_s", "radle_h", "idk_rate", "perm_p_vs_pool"):
         assert key in by["m"]
     assert data["human_pool"]["radle_c"] == pytest.approx(1100.0)
-    assert data["params"]["scoring_spec_version"] == "1.0"
+    assert data["params"]["scoring_spec_version"] == "2.0"
     assert data["params"]["n_boot"] == 50
 
 

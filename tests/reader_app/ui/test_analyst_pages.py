@@ -3,6 +3,7 @@ report; empty states; the role gate; hostile names shown as text."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -41,6 +42,13 @@ def _boot(at: AppTest, n: int) -> AppTest:
     return at.run()
 
 
+def _h_cell(at: AppTest, name: str) -> str:
+    """The H cell (the row's last) of ``name`` in the leaderboard table: value, then CI."""
+    (table,) = [h.proto.body for h in at.get("html") if f'data-name="{name}"' in h.proto.body]
+    row = table.split(f'data-name="{name}"', 1)[1].split("</tr>", 1)[0]
+    return re.sub(r"<[^>]+>", " ", row.rsplit("<td", 1)[1].split(">", 1)[1]).strip()
+
+
 def _scored_study(session: Session, settings: Settings) -> str:
     study = make_study(session, settings.asset_dir, n_cases=4)
     simulate_reader(session, study, "R01", plan_for(CASES, "CCwI"), group="board-certified")
@@ -65,6 +73,13 @@ def test_leaderboard_and_every_analyst_page(
     assert not any(HOSTILE in m.value for m in at.markdown)
     assert "Model minus human pool" in tree and "p (sign-flip, points)" in tree
     assert "Model vs reader panel (readers and cases random)" in tree and "p (A)" in tree
+    # issue 40: RadLE-H v2 by default, v1 from the sidebar, named beside the table.
+    # vlm-b (I, w1, C4, C4): R = 2/2, Cov = 2/4, D = (1 - 0)/1 (v2) or 1 - 0/(4 - 2) (v1)
+    assert "RadLE-H v2, harmonic mean" in texts(at)
+    assert _h_cell(at, "vlm-b").startswith("75.0")  # 300 / (1 + 2 + 1)
+    at.selectbox(key="an_h_variant").set_value("v1").run()
+    assert "RadLE-H v1, geometric mean" in texts(at)
+    assert _h_cell(at, "vlm-b").startswith("79.4")  # 100 * (1 * 0.5 * 1) ** (1/3) = 79.37
     at.toggle(key="an_readers").set_value(False).run()
     assert "R01" not in texts(at) and "vlm-a" in texts(at)
 
@@ -73,6 +88,7 @@ def test_leaderboard_and_every_analyst_page(
         assert not at.exception, page
         if page != "runs":  # the runs page has no scoring controls
             assert at.number_input(key="an_boot").value == 100  # controls keep their values
+            assert at.selectbox(key="an_h_variant").value == "v1"
     at.switch_page(PAGES["cases"]).run()
     assert "Humans get, models miss" in texts(at)
     at.switch_page(PAGES["exports"]).run()
