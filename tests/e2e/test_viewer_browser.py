@@ -663,7 +663,7 @@ TISSUE_HU = 40
 MEDIASTINUM = (350, 50)  # (width, centre) HU, the preset's values
 
 
-def _phantom_study(server: ViewerServer, root: Path, *, original_values: bool = False) -> str:
+def _phantom_study(settings: Settings, root: Path, *, original_values: bool = False) -> str:
     """A one-case strip study imported from a NIfTI phantom; returns its slug."""
     import numpy as np
 
@@ -686,7 +686,7 @@ def _phantom_study(server: ViewerServer, root: Path, *, original_values: bool = 
     )
     write_manifest(folder, [case("p1", "phantom.nii", kind="strip")])
     slug = "ph" + uuid.uuid4().hex[:8]
-    import_manifest(folder / "manifest.csv", settings=server.settings, slug=slug, workers=1)
+    import_manifest(folder / "manifest.csv", settings=settings, slug=slug, workers=1)
     return slug
 
 
@@ -713,7 +713,7 @@ def test_ct_readings_in_hu_and_mm_invert_and_fine_zoom(
     from reader_app.analysis.exports import export_frame
     from reader_app.models import Study
 
-    slug = _phantom_study(viewer_server, tmp_path)
+    slug = _phantom_study(viewer_server.settings, tmp_path)
     study = db.exec(select(Study).where(Study.slug == slug)).one()
     stored = db.exec(
         select(CaseImage)
@@ -840,19 +840,22 @@ def _decode_values(png: bytes) -> list[list[int]]:
 
 
 def test_original_values_bring_back_what_the_preset_clipped(
-    viewer_server: ViewerServer,
+    served: ServedApp,
+    settings: Settings,
+    session: Session,
     browser: Browser,
-    db: Session,
     tmp_path: Path,
 ) -> None:
     """study.toml original_values = true: ingest keeps each slice's HU beside its renders;
     the viewer windows them, so two dots the mediastinum render clipped to the same white
     (700 and 1000 HU) come apart; the pixel readout is the original HU; the answer's viewer
-    record and the responses export say original_values."""
+    record and the responses export say original_values. On SQLite and PostgreSQL (its own
+    server per backend: the migration's new columns on both)."""
+    db = session
     from reader_app.analysis.exports import export_frame
     from reader_app.models import Study
 
-    slug = _phantom_study(viewer_server, tmp_path, original_values=True)
+    slug = _phantom_study(settings, tmp_path, original_values=True)
     study = db.exec(select(Study).where(Study.slug == slug)).one()
     stored = db.exec(
         select(CaseImage)
@@ -862,16 +865,14 @@ def test_original_values_bring_back_what_the_preset_clipped(
     assert all(i.values_sha256 for i in stored)
     # the values asset holds the phantom's HU exactly, pixel for pixel
     assert stored[0].values_sha256 is not None
-    values = _decode_values(
-        asset_path(viewer_server.settings.asset_dir, stored[0].values_sha256).read_bytes()
-    )
+    values = _decode_values(asset_path(settings.asset_dir, stored[0].values_sha256).read_bytes())
     assert [values[y][x] for x, y in DOTS] == list(DOTS_HU)
     assert values[24][32] == TISSUE_HU and values[0][0] == -1000
     invite = make_reader(db, study, ready=True)
     context = browser.new_context(viewport={"width": 1440, "height": 900})
     page = context.new_page()
     page.set_default_timeout(30_000)
-    page.goto(sign_in_link(viewer_server.app.url, invite.token))
+    page.goto(sign_in_link(served.url, invite.token))
     expect(submit_button(page)).to_be_visible(timeout=60_000)
     _wait_viewer(page)
     assert _state(page)["originalValues"] is True
@@ -881,7 +882,7 @@ def test_original_values_bring_back_what_the_preset_clipped(
         expect(page.locator(".rv-probe")).to_have_text(f"x {x}, y {y}: {hu} HU")
     # the preset as stored: both dots the same white
     shown = page.evaluate("() => window.readerstudyViewer.image.dataset.sha256")
-    png = _png_image(asset_path(viewer_server.settings.asset_dir, shown).read_bytes())
+    png = _png_image(asset_path(settings.asset_dir, shown).read_bytes())
     assert [png.getpixel(d) for d in DOTS] == [255, 255]
     # right-drag: 600 px wider, 300 px higher, at 350 / 255 HU a pixel
     stage = _box(page, STAGE)
