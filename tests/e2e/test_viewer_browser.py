@@ -793,6 +793,15 @@ def test_ct_readings_in_hu_and_mm_invert_and_fine_zoom(
     for x, y in DOTS:
         page.mouse.click(*_client_of(page, x + 0.5, y + 0.5))
     expect(page.locator(".rv-measuretext")).to_have_text(f"Distance: {DOT_MM:.1f} mm")
+    # and from the keys alone: Enter on the image sets a point (the pointer away: the
+    # centre of the view, pixel (32, 24)), Shift+arrows move it; 10 px across = 7.0 mm
+    page.mouse.move(2, 2)
+    page.locator(STAGE).focus()
+    page.keyboard.press("Enter")
+    for _ in range(10):
+        page.keyboard.press("Shift+ArrowRight")
+    page.keyboard.press("Enter")
+    expect(page.locator(".rv-measuretext")).to_have_text(f"Distance: {10 * PHANTOM_MM[0]:.1f} mm")
     page.screenshot(path="/tmp/w42v-room-ct-1440x900.png")
 
     # 1024x768: legible thumbnails, and the hint under Submit on screen
@@ -815,9 +824,11 @@ def test_ct_readings_in_hu_and_mm_invert_and_fine_zoom(
     record = json.loads(row.interaction_json or "null")
     assert record["wl_hu"] == wl_hu
     assert (record["invert_used"], record["inverted"]) == (True, True)
-    (measured,) = record["measurements"]
+    measured, by_keys = record["measurements"]
     assert measured["slice"] == 1 and abs(measured["mm"] - DOT_MM) < 0.1, measured
     assert abs(measured["px"] - 50) < 0.1, measured  # sqrt(40^2 + 30^2) stored pixels
+    assert (by_keys["x1"], by_keys["y1"], by_keys["x2"], by_keys["y2"]) == (32, 24, 42, 24)
+    assert (by_keys["px"], by_keys["mm"]) == (10, 7.0)
     # the export carries the record as the reader's page left it
     frame = export_frame("responses", session=db, study=study)
     exported = json.loads(frame.loc[0, "interaction"])

@@ -332,6 +332,8 @@ export function mountViewer(component, hooks = {}) {
   let measureMode = false; // the distance tool: clicks place its two points
   let measureStart = null; // the first point of a measurement being made (stored pixels)
   let shownMeasure = null; // the last measurement, drawn while its slice is on screen
+  let keyCursor = null; // the distance tool's point moved by the keys (stored pixels)
+  let keyMoved = false; // the keys moved it since the last point was set
 
   // toolbar: window presets, zoom, fit, 1:1, fullscreen
   const bar = el("div", { class: "rv-bar", role: "toolbar", "aria-label": "Viewer controls" });
@@ -466,7 +468,7 @@ export function mountViewer(component, hooks = {}) {
       {},
       data.help +
         " · W: W/L drag mode (right-drag always) · R: reset W/L · I: invert · " +
-        "D: measure a distance (two clicks; Esc ends) · ?: this help",
+        "D: measure a distance (two clicks, or Shift+arrows and Enter; Esc ends) · ?: this help",
     ),
   );
   help.hidden = true;
@@ -1040,6 +1042,7 @@ export function mountViewer(component, hooks = {}) {
     if (on && wlMode) setWLMode(false);
     measureMode = on;
     measureStart = null;
+    keyCursor = null;
     measureBtn.setAttribute("aria-pressed", on ? "true" : "false");
     stage.classList.toggle("rv-measuremode", on);
     panzoom.setOptions({ disablePan: on || wlMode });
@@ -1062,7 +1065,12 @@ export function mountViewer(component, hooks = {}) {
   }
 
   function measureClick(clientX, clientY) {
-    const p = clientToImage(img, clientX, clientY);
+    keyCursor = null; // the mouse took over from the keys
+    measureAt(clientToImage(img, clientX, clientY));
+  }
+
+  // A point of the distance, in stored pixels: the first, or the second (which measures).
+  function measureAt(p) {
     const { w, h } = frameSize();
     if (p.x < 0 || p.y < 0 || p.x > w || p.y > h) return; // the letterbox is not the image
     const at = { x: Math.round(p.x * 100) / 100, y: Math.round(p.y * 100) / 100 };
@@ -1089,8 +1097,12 @@ export function mountViewer(component, hooks = {}) {
   function drawMeasure() {
     const m = shownMeasure;
     const here = m && (m.slice === null || m.slice === idx + 1);
-    const a = measureStart || (here ? { x: m.x1, y: m.y1 } : null);
-    const b = measureStart ? (pointer ? clientToImage(img, pointer.x, pointer.y) : measureStart) : here ? { x: m.x2, y: m.y2 } : null;
+    const loose = keyCursor || (pointer ? clientToImage(img, pointer.x, pointer.y) : null);
+    // a measurement under way runs to the keys' point or the pointer; the keys' point
+    // alone (moved, not yet set) is drawn as a dot; else the last measurement on this slice
+    const a0 = measureStart || (measureMode && keyMoved ? keyCursor : null);
+    const b = a0 ? loose || a0 : here ? { x: m.x2, y: m.y2 } : null;
+    const a = a0 || (here ? { x: m.x1, y: m.y1 } : null);
     if (!a || !b || img.naturalWidth === 0) {
       overlay.style.display = "none";
       return;
@@ -1219,6 +1231,10 @@ export function mountViewer(component, hooks = {}) {
     if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
     if (typing(event)) return;
     const k = event.key;
+    if (measureMode && measureKey(event)) {
+      event.preventDefault();
+      return;
+    }
     if (grounding && markerKey(event)) {
       event.preventDefault();
       return;
@@ -1245,6 +1261,38 @@ export function mountViewer(component, hooks = {}) {
     else if (k === "Escape" && isFull()) toggleFullscreen();
     else handled = false;
     if (handled) event.preventDefault();
+  }
+
+  // The distance tool from the keys: Shift+arrows move its point one image pixel (from
+  // the pointer over the image, else the centre of the view), Enter on the image sets it
+  // (the first, then the second, which measures).
+  function measureKey(event) {
+    const k = event.key;
+    const moves = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+    const onStage = (event.composedPath ? event.composedPath()[0] : event.target) === stage;
+    if (!(moves[k] && event.shiftKey) && !(k === "Enter" && onStage)) return false;
+    if (!keyCursor) {
+      const box = stage.getBoundingClientRect();
+      const q = pointer ? clientToImage(img, pointer.x, pointer.y) : null;
+      const { w, h } = frameSize();
+      const on = q && q.x >= 0 && q.y >= 0 && q.x <= w && q.y <= h;
+      keyCursor = on ? q : clientToImage(img, box.left + box.width / 2, box.top + box.height / 2);
+      keyCursor = { x: Math.round(keyCursor.x), y: Math.round(keyCursor.y) };
+    }
+    if (k === "Enter") {
+      keyMoved = false;
+      measureAt(keyCursor);
+      return true;
+    }
+    keyMoved = true;
+    const { w, h } = frameSize();
+    const [dx, dy] = moves[k];
+    keyCursor = {
+      x: Math.min(Math.max(keyCursor.x + dx, 0), w),
+      y: Math.min(Math.max(keyCursor.y + dy, 0), h),
+    };
+    drawMeasure();
+    return true;
   }
 
   // The marker's own keys (never the plain arrows, which step slices): M places it
