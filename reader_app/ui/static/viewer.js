@@ -883,7 +883,12 @@ export function mountViewer(component, hooks = {}) {
   // W/L on the original values: each value through a linear window in HU
   function paintValues() {
     const vals = shownValues;
-    if (!vals) return; // showValues paints once they are decoded
+    if (!vals) {
+      // this frame's values are still decoding (showValues paints then): the stored
+      // render meanwhile, never the last frame's values
+      canvas.hidden = true;
+      return;
+    }
     storedUrl = null; // the canvas no longer holds the stored frame
     canvas.width = vals.w;
     canvas.height = vals.h;
