@@ -110,6 +110,13 @@ class CaseImage(SQLModel, table=True):
     role: str = Field(default="image", max_length=16)
     width: int = 0
     height: int = 0
+    # millimetres per stored pixel across (x) and down (y), when the source says
+    # (DICOM PixelSpacing, a NIfTI's geometry); None: the viewer measures in pixels
+    pixel_mm_x: float | None = None
+    pixel_mm_y: float | None = None
+    # the original values of the same pixels (study option original_values; an asset like
+    # the PNG, never sent to a model): render.encode_values
+    values_sha256: str | None = Field(default=None, max_length=64)
 
 
 class AnswerKey(SQLModel, table=True):

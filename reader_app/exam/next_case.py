@@ -29,6 +29,15 @@ class ImageView:
     role: str
     width: int
     height: int
+    pixel_mm: tuple[float, float] | None = None  # mm per stored pixel (x, y), if known
+    values_sha256: str | None = None  # its original values (study option original_values)
+
+
+def image_mm(image: CaseImage) -> tuple[float, float] | None:
+    """A stored image's pixel spacing (x, y) in mm, or None when ingest knew none."""
+    if image.pixel_mm_x is None or image.pixel_mm_y is None:
+        return None
+    return (image.pixel_mm_x, image.pixel_mm_y)
 
 
 @dataclass(frozen=True)
@@ -169,6 +178,9 @@ def _view(case: Case, slot: int, total: int, images: Sequence[CaseImage]) -> Cas
         slot=slot,
         total=total,
         images=tuple(
-            ImageView(i.sha256, i.label, i.window, i.role, i.width, i.height) for i in images
+            ImageView(
+                i.sha256, i.label, i.window, i.role, i.width, i.height, image_mm(i), i.values_sha256
+            )
+            for i in images
         ),
     )

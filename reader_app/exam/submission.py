@@ -232,8 +232,15 @@ def check_submission(
             no_focal_finding=sub.no_focal_finding,
             required=grounding_required,
         )
+    record = sub.record
+    if isinstance(record, dict) and record.get("original_values"):
+        # the original values are only what the case has them for (ingest stored them)
+        record = {
+            **record,
+            "original_values": all(img.values_sha256 for img in case.reader_images),
+        }
     return CheckedSubmission(
-        answer=answer, location_json=location, interaction=sub.record, active_ms=sub.active_ms
+        answer=answer, location_json=location, interaction=record, active_ms=sub.active_ms
     )
 
 
@@ -242,6 +249,7 @@ def check_submission(
 WL_STORED = (255.0, 127.5)
 WL_WIDTH = (1.0, 510.0)
 WL_CENTER = (-128.0, 383.0)
+MAX_MEASUREMENTS = 50  # viewer.js MAX_MEASURES
 
 
 def clean_interaction(raw: Mapping[str, object]) -> dict[str, Any]:
@@ -249,9 +257,13 @@ def clean_interaction(raw: Mapping[str, object]) -> dict[str, Any]:
     ``slices_visited``, ``windows_used``, ``zoom_used``, ``pan_used``,
     ``one_to_one_used``, ``max_zoom``, ``thumbnail_clicks``, ``fullscreen_s``, and the
     window/level on screen at the submit, ``wl_used``, ``wl_width``, ``wl_center`` (grey
-    levels of the displayed 8-bit image, ``WL_STORED`` when none was applied: viewer.js).
-    A number that is not finite (NaN, a 400-digit integer) is refused (AnswerError);
-    a finite one is held to its range."""
+    levels of the displayed 8-bit image, ``WL_STORED`` when none was applied: viewer.js)
+    and ``wl_hu`` (the same in Hounsfield units on an HU preset, else None), the
+    negative (``invert_used``, ``inverted`` at the submit), and ``measurements``, the
+    distances measured (``slice``, the two points in stored pixels, ``px`` and ``mm``,
+    None without a pixel spacing), and ``original_values``, whether W/L worked on the
+    slices' original values (the study option). A number that is not finite (NaN, a
+    400-digit integer) is refused (AnswerError); a finite one is held to its range."""
 
     def ints(v: object) -> list[int]:
         items = v if isinstance(v, list) else []
@@ -272,6 +284,29 @@ def clean_interaction(raw: Mapping[str, object]) -> dict[str, Any]:
         x = finite(v, "viewer record") if number else missing
         return round(min(max(x, low), high), 2)
 
+    def hu(v: object) -> dict[str, float] | None:
+        if not isinstance(v, Mapping):
+            return None
+        return {
+            "width": num(v.get("width"), 100_000.0),
+            "center": num(v.get("center"), 100_000.0, -100_000.0),
+        }
+
+    def measures(v: object) -> list[dict[str, float | int | None]]:
+        out: list[dict[str, float | int | None]] = []
+        for m in (v if isinstance(v, list) else [])[:MAX_MEASUREMENTS]:
+            if not isinstance(m, Mapping):
+                continue
+            where = m.get("slice")
+            out.append(
+                {
+                    "slice": int(num(where, 10_000.0)) if where is not None else None,
+                    **{k: num(m.get(k), 100_000.0) for k in ("x1", "y1", "x2", "y2", "px")},
+                    "mm": None if m.get("mm") is None else num(m.get("mm"), 100_000.0),
+                }
+            )
+        return out
+
     return {
         "slices_visited": ints(raw.get("slices_visited")),
         "windows_used": words(raw.get("windows_used")),
@@ -284,4 +319,9 @@ def clean_interaction(raw: Mapping[str, object]) -> dict[str, Any]:
         "wl_used": raw.get("wl_used") is True,
         "wl_width": num(raw.get("wl_width"), WL_WIDTH[1], WL_WIDTH[0], WL_STORED[0]),
         "wl_center": num(raw.get("wl_center"), WL_CENTER[1], WL_CENTER[0], WL_STORED[1]),
+        "wl_hu": hu(raw.get("wl_hu")),
+        "invert_used": raw.get("invert_used") is True,
+        "inverted": raw.get("inverted") is True,
+        "measurements": measures(raw.get("measurements")),
+        "original_values": raw.get("original_values") is True,
     }

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from sqlmodel import Session, col, select
 
 from reader_app.core.auth import require_role
-from reader_app.exam.next_case import ImageView
+from reader_app.exam.next_case import ImageView, image_mm
 from reader_app.grading.autograde import AnswerItem, answered_items, autograde_study
 from reader_app.grading.config import grading_config
 from reader_app.grading.key import KeyEntry, study_key
@@ -126,7 +126,8 @@ def build_item(
         case_kind=case.kind,
         history=case.history,
         images=tuple(
-            ImageView(i.sha256, i.label, i.window, i.role, i.width, i.height) for i in images
+            ImageView(i.sha256, i.label, i.window, i.role, i.width, i.height, image_mm(i))
+            for i in images
         ),
         reference=entry.diagnosis,
         synonyms=entry.synonyms,

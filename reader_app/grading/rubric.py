@@ -25,7 +25,7 @@ from sqlmodel import Session, col, select
 
 from reader_app.core.audit import record_event
 from reader_app.core.auth import require_role
-from reader_app.exam.next_case import ImageView
+from reader_app.exam.next_case import ImageView, image_mm
 from reader_app.grading.config import grading_config
 from reader_app.grading.key import case_key
 from reader_app.grading.rubric_grades import RUBRIC_MAX, RubricError, agreed_judgements
@@ -133,7 +133,8 @@ def rubric_queue(
             case_kind=case.kind,
             history=case.history,
             images=tuple(
-                ImageView(i.sha256, i.label, i.window, i.role, i.width, i.height) for i in images
+                ImageView(i.sha256, i.label, i.window, i.role, i.width, i.height, image_mm(i))
+                for i in images
             ),
             reference=ref.text() if ref else (entry.diagnosis if entry else ""),
             reference_is_report=ref is not None,

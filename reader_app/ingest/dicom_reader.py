@@ -180,6 +180,19 @@ def decode(ds: Dataset, name: str) -> np.ndarray:
         raise IngestError(name, f"cannot decode pixel data (truncated?): {_short(exc)}") from exc
 
 
+def pixel_spacing(ds: Dataset) -> tuple[float, float] | None:
+    """(x across, y down) in mm from PixelSpacing (DICOM order: between rows, then
+    between columns); None when absent or not two positive finite numbers. Only the
+    patient-plane PixelSpacing: ImagerPixelSpacing (at the detector) is no distance."""
+    try:
+        row_mm, col_mm = (float(v) for v in ds.get("PixelSpacing") or ())
+    except (TypeError, ValueError):
+        return None
+    if not all(np.isfinite(v) and 0 < v < 1000 for v in (row_mm, col_mm)):
+        return None
+    return (col_mm, row_mm)
+
+
 def to_source(ds: Dataset, arr: np.ndarray, name: str) -> tuple[SourceImage, Dataset, DropCount]:
     """Decoded pixels + header -> a SourceImage that keeps only allowlisted elements."""
     photometric = str(ds.get("PhotometricInterpretation", "")).upper()
@@ -195,6 +208,7 @@ def to_source(ds: Dataset, arr: np.ndarray, name: str) -> tuple[SourceImage, Dat
             invert=photometric == "MONOCHROME1",
             voi=safe if has_voi else None,
             modality=modality,
+            pixel_mm=pixel_spacing(safe),
         )
         return source, safe, drop
     if photometric == "PALETTE COLOR":

@@ -149,7 +149,7 @@ def commit_staged(
     same transaction (the browser's burned-in decisions). Saves everything or
     nothing (the assets this import added are removed); returns the study id.
     """
-    digests = {d for case in prepared for d in case.digests}
+    digests = {d for case in prepared for d in case.all_digests}
     claim = claim_assets(settings.asset_dir, digests)  # before relying on any existing asset
     new = {d for d in digests if not asset_path(settings.asset_dir, d).exists()}
     report.cases = len(prepared)
@@ -278,7 +278,10 @@ def remove_unreferenced(
     def committed(candidates: set[str]) -> set[str]:
         with Session(engine) as session:
             query = select(CaseImage.sha256).where(col(CaseImage.sha256).in_(candidates))
-            return set(session.exec(query))
+            values = select(CaseImage.values_sha256).where(
+                col(CaseImage.values_sha256).in_(candidates)
+            )
+            return set(session.exec(query)) | {v for v in session.exec(values) if v}
 
     removed = remove_unclaimed(asset_dir, digests, claim, committed)
     if removed:

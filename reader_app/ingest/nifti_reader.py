@@ -80,7 +80,14 @@ def open_nifti(
         return np.ascontiguousarray(values[::-1, ::-1].T)
 
     z_mm = None
+    pixel_mm = None
     if has_geometry:
+        # display columns run along the canonical i axis, rows along j (read_slice); the
+        # header keeps float32, so 0.7 reads 0.69999999: a micrometre is fine enough
+        pixel_mm = (
+            round(float(np.linalg.norm(affine[:3, 0])), 6),
+            round(float(np.linalg.norm(affine[:3, 1])), 6),
+        )
         normal = np.cross(affine[:3, 0], affine[:3, 1])
         normal = normal / np.linalg.norm(normal)
         z_mm = [float(np.dot(normal, affine[:3, :3] @ [0, 0, k] + affine[:3, 3])) for k in range(n)]
@@ -90,6 +97,7 @@ def open_nifti(
         z_mm=z_mm,
         source_numbers=_source_numbers(img.affine, shape[:3]),
         affine=np.array(affine, dtype=np.float64) if has_geometry else None,
+        pixel_mm=pixel_mm,
         description=f"NIfTI volume {'x'.join(map(str, shape[:3]))}, reoriented to RAS"
         + ("" if has_geometry else ", no geometry"),
     )

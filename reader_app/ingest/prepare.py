@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from reader_app.core.errors import ReaderStudyError
@@ -20,7 +20,13 @@ from reader_app.ingest.manifest import Manifest, ManifestEntry
 from reader_app.ingest.nifti_reader import open_nifti
 from reader_app.ingest.raster import read_raster
 from reader_app.ingest.reference import Reference, StoredGrid, read_reference, spot_grid
-from reader_app.ingest.render import SourceImage, encode_png, grey_to_uint8, resolve_windows
+from reader_app.ingest.render import (
+    SourceImage,
+    encode_png,
+    encode_values,
+    grey_to_uint8,
+    resolve_windows,
+)
 from reader_app.ingest.report import FlaggedImage, IngestionReport
 from reader_app.ingest.series import read_series, series_files
 from reader_app.ingest.strips import build_strip, strip_indices
@@ -191,7 +197,10 @@ def _render_spot(
         except ValueError as exc:
             raise IngestError(name, f"window {window!r}: {exc}") from exc
         label = " · ".join(p for p in (prefix, window if len(windows) > 1 else "") if p)
-        out.append(encode_png(pixels, label=label, window=window))
+        out.append(encode_png(pixels, label=label, window=window, pixel_mm=source.pixel_mm))
+    if config.original_values:  # the same values behind every window's render
+        values = encode_values(source.pixels, (out[0].width, out[0].height))
+        out = [replace(im, values_png=values) for im in out]
     return out
 
 
@@ -213,7 +222,7 @@ def _strip(
     )
     name = manifest.rel(entry.files[0])
     try:
-        images = build_strip(volume, windows)
+        images = build_strip(volume, windows, original_values=config.original_values)
     except ValueError as exc:
         raise IngestError(name, str(exc)) from exc
     notes = [

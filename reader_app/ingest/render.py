@@ -31,6 +31,7 @@ class SourceImage:
     invert: bool = False  # MONOCHROME1: low values are white
     voi: Dataset | None = None  # the file's own VOI (window or LUT), allowlisted
     modality: str | None = None
+    pixel_mm: tuple[float, float] | None = None  # (x across, y down) of ``pixels``
 
 
 def file_window(voi: Dataset | None) -> Window | None:
@@ -137,11 +138,49 @@ def fit(img: Image.Image, max_side: int = MAX_SIDE) -> Image.Image:
     return img.resize(size, Image.Resampling.LANCZOS)
 
 
+VALUES_OFFSET = 32768  # int16 -> uint16 in a values PNG
+
+
+def encode_values(values: np.ndarray, size: tuple[int, int]) -> bytes:
+    """A grey image's original values (e.g. HU) as a metadata-free RGB PNG of ``size``
+    (the render's, after its downscale): each value rounded to int16, + 32768, high byte
+    in red, low byte in green, blue 0. The browser reads them back exactly from a canvas
+    (no alpha, no colour profile); an 8-bit or 16-bit grey PNG would reach a canvas
+    as 8 bits."""
+    work = np.asarray(values, dtype=np.float32)
+    img = Image.fromarray(work, mode="F")
+    if img.size != size:
+        img = img.resize(size, Image.Resampling.LANCZOS)
+    ints = np.clip(np.rint(np.asarray(img, dtype=np.float64)), -32768, 32767).astype(np.int64)
+    shifted = (ints + VALUES_OFFSET).astype(np.uint16)
+    rgb = np.zeros((*shifted.shape, 3), dtype=np.uint8)
+    rgb[..., 0] = shifted >> 8
+    rgb[..., 1] = shifted & 0xFF
+    buf = io.BytesIO()
+    Image.fromarray(rgb, mode="RGB").save(buf, format="PNG", compress_level=6)
+    return buf.getvalue()
+
+
 def encode_png(
-    pixels: np.ndarray, *, label: str = "", window: str | None = None, role: str = "image"
+    pixels: np.ndarray,
+    *,
+    label: str = "",
+    window: str | None = None,
+    role: str = "image",
+    pixel_mm: tuple[float, float] | None = None,
 ) -> RenderedImage:
-    """uint8 grey (HxW) or RGB (HxWx3) -> a metadata-free PNG, at most MAX_SIDE px."""
-    img = fit(Image.fromarray(np.ascontiguousarray(pixels, dtype=np.uint8)))
+    """uint8 grey (HxW) or RGB (HxWx3) -> a metadata-free PNG, at most MAX_SIDE px.
+
+    ``pixel_mm``: the source pixels' spacing (x, y); the PNG's own is scaled by the
+    downscale, so a distance the viewer measures on the PNG is the source's."""
+    source = Image.fromarray(np.ascontiguousarray(pixels, dtype=np.uint8))
+    img = fit(source)
+    stored_mm = pixel_mm
+    if pixel_mm is not None and img.size != source.size:
+        stored_mm = (
+            pixel_mm[0] * source.width / img.width,
+            pixel_mm[1] * source.height / img.height,
+        )
     buf = io.BytesIO()
     img.save(buf, format="PNG", compress_level=6)  # no pnginfo: pixels only
     return RenderedImage(
@@ -151,4 +190,5 @@ def encode_png(
         label=label,
         window=window,
         role=role,
+        pixel_mm=stored_mm,
     )

@@ -17,7 +17,14 @@ import numpy as np
 from pydicom.dataset import Dataset
 
 from reader_app.ingest.anonymize import DropCount, rendering_dataset
-from reader_app.ingest.dicom_reader import check_pixels, decode, read_dataset, sniff, to_source
+from reader_app.ingest.dicom_reader import (
+    check_pixels,
+    decode,
+    pixel_spacing,
+    read_dataset,
+    sniff,
+    to_source,
+)
 from reader_app.ingest.dicom_terms import header_modality
 from reader_app.ingest.errors import IngestError
 from reader_app.ingest.render import file_window
@@ -107,6 +114,9 @@ def read_series(
     safe_first = safe_headers[0][1]
     positions = [float(s.position) for s in slices if s.position is not None]
     numbers = _instance_numbers(headers, slices)
+    spacing = pixel_spacing(first)
+    if spacing is not None and ops[0]:  # transposed for display: x and y swap
+        spacing = (spacing[1], spacing[0])
     volume = Volume(
         n_slices=len(slices),
         read_slice=read_slice,
@@ -116,6 +126,7 @@ def read_series(
         file_window=file_window(safe_first),
         modality=header_modality(first, rel(headers[0][0])),
         invert=photometric == "MONOCHROME1",
+        pixel_mm=spacing,
         description=f"DICOM series, {len(slices)} slices of {first.Columns}x{first.Rows}"
         + (", ordered by position" if geometric else ", no geometry: ordered by InstanceNumber"),
     )

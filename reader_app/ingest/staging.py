@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from multiprocessing import get_context
 from multiprocessing.context import BaseContext
 from pathlib import Path
@@ -61,12 +61,24 @@ class StagedCase:
 
     prepared: PreparedCase  # its images have png=b"": the bytes are on disk
     digests: list[str]
+    # per image, the digest of its original values (study option original_values), or None
+    value_digests: list[str | None] = field(default_factory=list)
+
+    @property
+    def all_digests(self) -> list[str]:
+        """Every asset this case writes: its PNGs and their original values."""
+        return self.digests + [d for d in self.value_digests if d is not None]
 
     def images(self, staging: Path) -> list[RenderedImage]:
-        """Its rendered images, the PNG bytes read back from ``staging``."""
+        """Its rendered images, the PNG bytes (and values) read back from ``staging``."""
+        values = self.value_digests or [None] * len(self.digests)
         return [
-            replace(im, png=(staging / f"{digest}.png").read_bytes())
-            for im, digest in zip(self.prepared.images, self.digests, strict=True)
+            replace(
+                im,
+                png=(staging / f"{digest}.png").read_bytes(),
+                values_png=None if value is None else (staging / f"{value}.png").read_bytes(),
+            )
+            for im, digest, value in zip(self.prepared.images, self.digests, values, strict=True)
         ]
 
 
@@ -204,12 +216,17 @@ def stage_case(
     except Exception as exc:  # a decoder bug must still name the case and file
         report.problem(f"{entry.where}: unexpected {type(exc).__name__}: {exc}")
         return None, report
-    digests = []
+    digests: list[str] = []
+    value_digests: list[str | None] = []
     for image in case.images:
         digests.append(sha256_hex(image.png))
         (staging / f"{digests[-1]}.png").write_bytes(image.png)
-    bare = replace(case, images=[replace(im, png=b"") for im in case.images])
-    return StagedCase(bare, digests), report
+        value = None if image.values_png is None else sha256_hex(image.values_png)
+        if value is not None and image.values_png is not None:
+            (staging / f"{value}.png").write_bytes(image.values_png)
+        value_digests.append(value)
+    bare = replace(case, images=[replace(im, png=b"", values_png=None) for im in case.images])
+    return StagedCase(bare, digests, value_digests), report
 
 
 def _pool_context() -> BaseContext:

@@ -14,11 +14,12 @@ import math
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from reader_app.ingest.render import apply_window, auto_range, encode_png
+from reader_app.ingest.render import apply_window, auto_range, encode_png, encode_values
 from reader_app.ingest.volume import Volume
 from reader_app.study.casebank import RenderedImage
 from reader_app.study.window_presets import PER_SLICE, WINDOW_PRESETS
@@ -67,8 +68,11 @@ def window_slices(slices: Sequence[np.ndarray], window: str, volume: Volume) -> 
     return [255 - s for s in out] if volume.invert else out
 
 
-def build_strip(volume: Volume, windows: Sequence[str]) -> list[RenderedImage]:
-    """Sample, window and encode; reads only the sampled slices from the volume."""
+def build_strip(
+    volume: Volume, windows: Sequence[str], *, original_values: bool = False
+) -> list[RenderedImage]:
+    """Sample, window and encode; reads only the sampled slices from the volume.
+    ``original_values``: each slice also carries its values (``encode_values``)."""
     indices = strip_indices(volume.n_slices)
     slices = [volume.read_slice(k) for k in indices]
     shapes = {s.shape for s in slices}
@@ -91,10 +95,27 @@ def build_strip(volume: Volume, windows: Sequence[str]) -> list[RenderedImage]:
         jobs += [(tile, label, window, "slice") for tile, label in zip(tiles, labels, strict=True)]
         montage = make_montage(tiles, labels)
         jobs.append((montage, f"montage · {count} slices · {window}", window, "montage"))
+
+    def encode(job: tuple[np.ndarray, str, str, str]) -> RenderedImage:
+        # a slice keeps the volume's spacing (the viewer's distance tool); a montage,
+        # several slices side by side, has none that a measure across tiles could use
+        mm = volume.pixel_mm if job[3] == "slice" else None
+        return encode_png(job[0], label=job[1], window=job[2], role=job[3], pixel_mm=mm)
+
     # PNG encoding dominates a strip's time; Pillow's encoder releases the GIL, so
     # threads use every core. map() keeps the order, and each PNG is deterministic.
     with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-        return list(pool.map(lambda j: encode_png(j[0], label=j[1], window=j[2], role=j[3]), jobs))
+        rendered = list(pool.map(encode, jobs))
+    if not original_values:
+        return rendered
+    # one values PNG per slice, the same for every window (content-addressed: stored once)
+    first = next(im for im in rendered if im.role == "slice")
+    values = [encode_values(s, (first.width, first.height)) for s in slices]
+    per_window = len(slices) + 1  # the slices, then the montage
+    return [
+        replace(im, values_png=values[i % per_window]) if im.role == "slice" else im
+        for i, im in enumerate(rendered)
+    ]
 
 
 def make_montage(tiles: Sequence[np.ndarray], labels: Sequence[str]) -> np.ndarray:

@@ -33,6 +33,8 @@ class Volume:
     # NIfTI with geometry: the closest-canonical (RAS) voxel-to-mm affine, so a mask can be
     # checked to lie on this voxel grid
     affine: np.ndarray | None = field(default=None, compare=False, repr=False)
+    # millimetres per pixel of a display slice, (x across, y down); None: not known
+    pixel_mm: tuple[float, float] | None = None
 
 
 def lps_display_ops(row: np.ndarray, col: np.ndarray) -> tuple[bool, bool, bool]:

@@ -30,6 +30,11 @@ class RenderedImage:
     label: str = ""
     window: str | None = None
     role: str = "image"  # image | slice | montage
+    # millimetres per pixel of THIS PNG (x across, y down); None: the source gives none
+    pixel_mm: tuple[float, float] | None = None
+    # the same pixels' original values (study option original_values): an RGB PNG of
+    # value + 32768 as 16 bits, high byte in red, low in green (render.encode_values)
+    values_png: bytes | None = None
 
 
 def new_public_id() -> str:
@@ -116,6 +121,11 @@ def add_case(
                 role=image.role,
                 width=image.width,
                 height=image.height,
+                pixel_mm_x=image.pixel_mm[0] if image.pixel_mm else None,
+                pixel_mm_y=image.pixel_mm[1] if image.pixel_mm else None,
+                values_sha256=None
+                if image.values_png is None
+                else store_asset(asset_dir, image.values_png),
             )
         )
     session.add(

@@ -15,6 +15,7 @@ way (tests, older imports) never breaks a reader's exam; grading asks it with
     likert_labels = ["...", "...", "...", "...", "..."]   # anchors 0..4
     report_fields = ["findings", "impression"]          # or true / false
     default_windows = ["lung"]
+    original_values = false        # true: readers may window the slices' original values
     theme = "dark"                 # the exam page: "dark" (reading room) or "light"
     answer = "diagnosis"           # or "report" (Findings + Impression); the manifest may override
     grounding = true               # readers mark where the finding is (SCORING.md section 8)
@@ -70,6 +71,7 @@ KEYS = (
     "likert_labels",
     "report_fields",
     "default_windows",
+    "original_values",
     "theme",
     "answer",
     "grounding",
@@ -135,6 +137,9 @@ class StudyConfig:
     likert_labels: tuple[str, str, str, str, str] = DEFAULT_LIKERT
     report_fields: tuple[str, ...] = ()
     default_windows: tuple[str, ...] = ()
+    # readers window the grey slices' original values (HU on CT), stored at import beside
+    # the renders; off by default: models see only the preset renders (parity)
+    original_values: bool = False
     theme: str = "dark"  # the exam page: "dark" (reading room) or "light"
     answer: str = "diagnosis"  # the study's answer mode; a manifest row may override it
     grounding: bool = False  # readers place one marker per case (or "no focal finding")
@@ -214,7 +219,7 @@ class StudyConfig:
             if raw["answer"] not in ANSWER_MODES:
                 raise StudyConfigError("answer", f"must be one of {', '.join(ANSWER_MODES)}")
             config = replace(config, answer=raw["answer"])
-        for key in ("grounding", "grounding_required"):
+        for key in ("grounding", "grounding_required", "original_values"):
             if key in raw:
                 if not isinstance(raw[key], bool):
                     raise StudyConfigError(key, "must be true or false")
@@ -275,6 +280,7 @@ class StudyConfig:
             theme="light" if raw.get("theme") == "light" else "dark",
             answer="report" if raw.get("answer") == "report" else "diagnosis",
             grounding=raw.get("grounding") is True,
+            original_values=raw.get("original_values") is True,
             grounding_required=raw.get("grounding_required") is not False,
             grounding_tolerance_px=(
                 float(raw["grounding_tolerance_px"])

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from PIL.ImageFile import ImageFile
 from playwright.sync_api import Browser, Page, expect
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
@@ -484,7 +485,10 @@ def _window_level_by_drag(page: Page, mode_key: bool, shot: str) -> dict[str, fl
     page.mouse.up(button=button)  # type: ignore[arg-type]
     wl = _state(page)["wl"]
     assert isinstance(wl, dict) and wl["width"] == 80 and wl["center"] == 87.5, wl
-    expect(page.locator(".rv-wltext")).to_have_text("W 80 · C 88")
+    # the brain preset (W 80, C 40 HU) maps 0-255 to HU: read in HU (issue 42)
+    expect(page.locator(".rv-wltext")).to_have_text(
+        f"W {round(80 * 80 / 255)} · C {round(40 + (87.5 - 127.5) * 80 / 255)} HU"
+    )
     page.wait_for_function("() => !window.readerstudyViewer.canvas.hidden")
     page.wait_for_timeout(100)  # the canvas is painted at the next frame
     after_grey = _mean_grey(page, clip)
@@ -612,6 +616,7 @@ def test_reading_room_gives_the_image_the_screen(
     for answer, kind in (("Glioma", "spot"), ("Strip answer", "strip")):
         rec = by_answer[answer]
         assert rec["wl_used"] is True
+        assert rec["wl_hu"] == {"width": 25, "center": 27}  # the same W/L in HU (brain)
         assert (rec["wl_width"], rec["wl_center"]) == (
             expected_wl[kind]["width"],
             expected_wl[kind]["center"],
@@ -623,6 +628,7 @@ def test_reading_room_gives_the_image_the_screen(
         255,
         127.5,
     )
+    assert untouched["wl_hu"] == {"width": 80, "center": 40}  # the brain preset as stored
     # the stored PNGs never changed
     assert _case_shas(db) == shas
     for sha, digest in stored_bytes.items():
@@ -641,3 +647,298 @@ def test_reading_room_gives_the_image_the_screen(
     ):
         assert shares[kind] >= need, shares
     context.close()
+
+
+# --- readings in real units (issue 42) ---------------------------------------------
+# A CT phantom ingested through the real importer from a NIfTI whose spacing is set
+# here: 0.7 mm between columns, 0.8 mm between rows. Soft tissue of 40 HU, and two
+# dots of 700 and 1000 HU at stored pixels (10, 10) and (50, 40): 40 px across and 30
+# down, so
+# sqrt((40 * 0.7)^2 + (30 * 0.8)^2) = sqrt(28^2 + 24^2) = 36.88 mm apart.
+PHANTOM_MM = (0.7, 0.8)  # (x across, y down)
+DOTS = ((10, 10), (50, 40))  # (x, y) stored pixels
+DOTS_HU = (700, 1000)  # both above the mediastinum window (top 225 HU): clipped alike
+DOT_MM = 36.88
+TISSUE_HU = 40
+MEDIASTINUM = (350, 50)  # (width, centre) HU, the preset's values
+
+
+def _phantom_study(settings: Settings, root: Path, *, original_values: bool = False) -> str:
+    """A one-case strip study imported from a NIfTI phantom; returns its slug."""
+    import numpy as np
+
+    from reader_app.ingest.importer import import_manifest
+    from tests.reader_app.ingest.helpers import case, write_manifest, write_nifti
+
+    rows, cols = 48, 64
+    vol = np.full((20, rows, cols), -1000, dtype=np.int16)
+    yy, xx = np.mgrid[:rows, :cols]
+    body = ((yy - rows / 2) / (rows * 0.45)) ** 2 + ((xx - cols / 2) / (cols * 0.45)) ** 2 <= 1
+    vol[:, body] = TISSUE_HU
+    for (x, y), hu in zip(DOTS, DOTS_HU, strict=True):
+        vol[:, y, x] = hu
+    folder = root / "phantom-study"
+    folder.mkdir()
+    write_nifti(folder / "phantom.nii", vol, spacing=(PHANTOM_MM[1], PHANTOM_MM[0], 2.5))
+    (folder / "study.toml").write_text(
+        "default_windows = ['mediastinum', 'lung']\n"
+        + ("original_values = true\n" if original_values else "")
+    )
+    write_manifest(folder, [case("p1", "phantom.nii", kind="strip")])
+    slug = "ph" + uuid.uuid4().hex[:8]
+    import_manifest(folder / "manifest.csv", settings=settings, slug=slug, workers=1)
+    return slug
+
+
+def _client_of(page: Page, x: float, y: float) -> tuple[float, float]:
+    """Where stored pixel (x, y) is on screen (the viewer's own mapping)."""
+    at = page.evaluate("([x, y]) => window.readerstudyViewer.imageToClient(x, y)", [x, y])
+    return float(at["x"]), float(at["y"])
+
+
+def test_ct_readings_in_hu_and_mm_invert_and_fine_zoom(
+    viewer_server: ViewerServer,
+    browser: Browser,
+    db: Session,
+    tmp_path: Path,
+) -> None:
+    """On an ingested CT phantom: W/L and the pixel under the pointer in HU, the distance
+    tool in mm from the NIfTI's spacing, invert, x1.1 a wheel notch, and all of it in the
+    answer's viewer record and the responses export; thumbnails and the hint under Submit
+    at 1024x768. Screenshots of both sizes go to /tmp (looked at by hand)."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    from reader_app.analysis.exports import export_frame
+    from reader_app.models import Study
+
+    slug = _phantom_study(viewer_server.settings, tmp_path)
+    study = db.exec(select(Study).where(Study.slug == slug)).one()
+    stored = db.exec(
+        select(CaseImage)
+        .join(Case, col(Case.id) == CaseImage.case_id)
+        .where(Case.study_id == study.id, CaseImage.role == "slice")
+    ).all()
+    assert {(i.pixel_mm_x, i.pixel_mm_y) for i in stored} == {PHANTOM_MM}
+    assert {i.values_sha256 for i in stored} == {None}  # the option is off: no values kept
+    invite = make_reader(db, study, ready=True)
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.goto(sign_in_link(viewer_server.app.url, invite.token))
+    expect(submit_button(page)).to_be_visible(timeout=60_000)
+    _wait_viewer(page)
+    wl_text = page.locator(".rv-wltext")
+    # the presets in HU: the readout and the buttons' names
+    expect(wl_text).to_have_text("W 350 · C 50 HU")
+    expect(page.locator(".rv-presets button").first).to_have_attribute(
+        "title", "Mediastinum window, W 350 C 50 HU (key 1)"
+    )
+    page.locator(STAGE).focus()  # a new case opens with the keys in the answer's first field
+    page.keyboard.press("2")
+    expect(wl_text).to_have_text("W 1500 · C -600 HU")
+    page.keyboard.press("1")
+    expect(wl_text).to_have_text("W 350 · C 50 HU")
+
+    # the pixel under the pointer: the stored grey level, in HU through the preset
+    shown = page.evaluate("() => window.readerstudyViewer.image.dataset.sha256")
+    png = Image.open(BytesIO(asset_path(viewer_server.settings.asset_dir, shown).read_bytes()))
+    tissue = (32, 24)
+    grey = int(png.getpixel(tissue))  # type: ignore[arg-type]
+    width, centre = MEDIASTINUM
+    hu = round(centre + (grey - 127.5) * width / 255)
+    assert abs(hu - TISSUE_HU) <= width / 255  # within one grey step of the truth
+    page.mouse.move(*_client_of(page, tissue[0] + 0.5, tissue[1] + 0.5))
+    expect(page.locator(".rv-probe")).to_have_text(f"x 32, y 24: {hu} HU")
+    # a dot of 700 HU is beyond the window's top: the render clipped it, the readout says so
+    page.mouse.move(*_client_of(page, DOTS[0][0] + 0.5, DOTS[0][1] + 0.5))
+    expect(page.locator(".rv-probe")).to_have_text(f"x 10, y 10: ≥ {centre + width // 2} HU")
+
+    # W/L by right-drag, read in HU: 80 grey levels wide, centred on grey 87.5
+    stage = _box(page, STAGE)
+    cx, cy = stage["x"] + stage["width"] / 2, stage["y"] + stage["height"] / 2
+    page.mouse.move(cx, cy)
+    page.mouse.down(button="right")
+    page.mouse.move(cx - 175, cy - 40, steps=8)
+    page.mouse.up(button="right")
+    wl_hu = {
+        "width": round(80 * width / 255),
+        "center": round(centre + (87.5 - 127.5) * width / 255),
+    }
+    assert wl_hu == {"width": 110, "center": -5}
+    expect(wl_text).to_have_text("W 110 · C -5 HU")
+
+    # finer zoom: three mouse notches (Ctrl+wheel on a strip) zoom x1.1 each
+    page.keyboard.down("Control")
+    for _ in range(3):
+        page.mouse.wheel(0, -100)
+    page.keyboard.up("Control")
+    page.wait_for_function("() => window.readerstudyViewer.state().scale > 1.3")
+    assert abs(float(_state(page)["scale"]) - 1.1**3) < 0.01, _state(page)  # type: ignore[arg-type]
+    page.keyboard.press("0")
+
+    # invert, from the keyboard on its named button
+    invert = page.get_by_role("button", name="Invert (I)")
+    invert.focus()
+    page.keyboard.press("Enter")
+    expect(invert).to_have_attribute("aria-pressed", "true")
+    assert page.locator(".rv-frame").evaluate("f => getComputedStyle(f).filter") == "invert(1)"
+
+    # the distance tool: D, then the two dots' centres
+    measure = page.get_by_role("button", name="Measure distance (D)")
+    page.locator(STAGE).focus()
+    page.keyboard.press("d")
+    expect(measure).to_have_attribute("aria-pressed", "true")
+    for x, y in DOTS:
+        page.mouse.click(*_client_of(page, x + 0.5, y + 0.5))
+    expect(page.locator(".rv-measuretext")).to_have_text(f"Distance: {DOT_MM:.1f} mm")
+    # and from the keys alone: Enter on the image sets a point (the pointer away: the
+    # centre of the view, pixel (32, 24)), Shift+arrows move it; 10 px across = 7.0 mm
+    page.mouse.move(2, 2)
+    page.locator(STAGE).focus()
+    page.keyboard.press("Enter")
+    for _ in range(10):
+        page.keyboard.press("Shift+ArrowRight")
+    page.keyboard.press("Enter")
+    expect(page.locator(".rv-measuretext")).to_have_text(f"Distance: {10 * PHANTOM_MM[0]:.1f} mm")
+    page.screenshot(path="/tmp/w42v-room-ct-1440x900.png")
+
+    # 1024x768: legible thumbnails, and the hint under Submit on screen
+    page.set_viewport_size({"width": 1024, "height": 768})
+    page.wait_for_timeout(500)
+    thumb = _box(page, ".rv-thumbs button")
+    assert thumb["width"] >= 80 and thumb["height"] >= 60, thumb
+    hint = page.locator(".rp-foot .rp-hint")
+    expect(hint).to_be_visible()
+    hint_box = _box(page, ".rp-foot .rp-hint")
+    assert hint_box["y"] + hint_box["height"] <= 768, hint_box
+    page.screenshot(path="/tmp/w42v-room-ct-1024x768.png")
+
+    diagnosis_box(page).click()
+    page.keyboard.type("Two calcified nodules")
+    choose_likert(page, 3)
+    submit_button(page).click()
+    expect(page.get_by_text("You have finished this exam")).to_be_visible()
+    (row,) = _rows(db, invite.reader)
+    record = json.loads(row.interaction_json or "null")
+    assert record["wl_hu"] == wl_hu
+    assert (record["invert_used"], record["inverted"]) == (True, True)
+    measured, by_keys = record["measurements"]
+    assert measured["slice"] == 1 and abs(measured["mm"] - DOT_MM) < 0.1, measured
+    assert abs(measured["px"] - 50) < 0.1, measured  # sqrt(40^2 + 30^2) stored pixels
+    assert (by_keys["x1"], by_keys["y1"], by_keys["x2"], by_keys["y2"]) == (32, 24, 42, 24)
+    assert (by_keys["px"], by_keys["mm"]) == (10, 7.0)
+    # the export carries the record as the reader's page left it
+    frame = export_frame("responses", session=db, study=study)
+    exported = json.loads(frame.loc[0, "interaction"])
+    assert exported["measurements"] == record["measurements"]
+    assert exported["wl_hu"] == wl_hu and exported["inverted"] is True
+    assert record["original_values"] is False and exported["original_values"] is False
+    context.close()
+
+
+def _decode_values(png: bytes) -> list[list[int]]:
+    """An original-values PNG read back: red * 256 + green - 32768 (render.encode_values)."""
+    from io import BytesIO
+
+    import numpy as np
+    from PIL import Image
+
+    rgb = np.asarray(Image.open(BytesIO(png)).convert("RGB"), dtype=np.int64)
+    values: list[list[int]] = (rgb[..., 0] * 256 + rgb[..., 1] - 32768).tolist()
+    return values
+
+
+def test_original_values_bring_back_what_the_preset_clipped(
+    served: ServedApp,
+    settings: Settings,
+    session: Session,
+    browser: Browser,
+    tmp_path: Path,
+) -> None:
+    """study.toml original_values = true: ingest keeps each slice's HU beside its renders;
+    the viewer windows them, so two dots the mediastinum render clipped to the same white
+    (700 and 1000 HU) come apart; the pixel readout is the original HU; the answer's viewer
+    record and the responses export say original_values. On SQLite and PostgreSQL (its own
+    server per backend: the migration's new columns on both)."""
+    db = session
+    from reader_app.analysis.exports import export_frame
+    from reader_app.models import Study
+
+    slug = _phantom_study(settings, tmp_path, original_values=True)
+    study = db.exec(select(Study).where(Study.slug == slug)).one()
+    stored = db.exec(
+        select(CaseImage)
+        .join(Case, col(Case.id) == CaseImage.case_id)
+        .where(Case.study_id == study.id, CaseImage.role == "slice")
+    ).all()
+    assert all(i.values_sha256 for i in stored)
+    # the values asset holds the phantom's HU exactly, pixel for pixel
+    assert stored[0].values_sha256 is not None
+    values = _decode_values(asset_path(settings.asset_dir, stored[0].values_sha256).read_bytes())
+    assert [values[y][x] for x, y in DOTS] == list(DOTS_HU)
+    assert values[24][32] == TISSUE_HU and values[0][0] == -1000
+    invite = make_reader(db, study, ready=True)
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.goto(sign_in_link(served.url, invite.token))
+    expect(submit_button(page)).to_be_visible(timeout=60_000)
+    _wait_viewer(page)
+    assert _state(page)["originalValues"] is True
+    expect(page.locator(".rv-wltext")).to_have_text("W 350 · C 50 HU")
+    for (x, y), hu in zip(DOTS, DOTS_HU, strict=True):
+        page.mouse.move(*_client_of(page, x + 0.5, y + 0.5))
+        expect(page.locator(".rv-probe")).to_have_text(f"x {x}, y {y}: {hu} HU")
+    # the preset as stored: both dots the same white
+    shown = page.evaluate("() => window.readerstudyViewer.image.dataset.sha256")
+    png = _png_image(asset_path(settings.asset_dir, shown).read_bytes())
+    assert [png.getpixel(d) for d in DOTS] == [255, 255]
+    # right-drag: 600 px wider, 300 px higher, at 350 / 255 HU a pixel
+    stage = _box(page, STAGE)
+    cx, cy = stage["x"] + stage["width"] / 2, stage["y"] + stage["height"] / 2
+    page.mouse.move(cx, cy)
+    page.mouse.down(button="right")
+    page.mouse.move(cx + 600, cy + 300, steps=10)
+    page.mouse.up(button="right")
+    width, centre = 350 + 600 * 350 / 255, 50 + 300 * 350 / 255  # 1173.5, 461.8 HU
+    expect(page.locator(".rv-wltext")).to_have_text(f"W {round(width)} · C {round(centre)} HU")
+    page.wait_for_function("() => !window.readerstudyViewer.canvas.hidden")
+    page.wait_for_timeout(100)  # painted at the next frame
+    shown_grey = page.evaluate(
+        """(dots) => {
+            const c = window.readerstudyViewer.canvas;
+            const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+            return dots.map(([x, y]) => d[4 * (y * c.width + x)]);
+        }""",
+        [list(d) for d in DOTS],
+    )
+    low = centre - width / 2
+    expected = [min(max(round((hu - low) * 255 / width), 0), 255) for hu in DOTS_HU]
+    # by hand: the window runs from -125 HU; (700 + 125) / 1173.5 * 255 = 179.3,
+    # (1000 + 125) / 1173.5 * 255 = 244.4
+    assert expected == [179, 244]
+    assert all(abs(a - b) <= 1 for a, b in zip(shown_grey, expected, strict=True)), shown_grey
+    page.screenshot(path="/tmp/w42v-room-original-values-1440x900.png")
+    diagnosis_box(page).click()
+    page.keyboard.type("Two dense nodules")
+    choose_likert(page, 2)
+    submit_button(page).click()
+    expect(page.get_by_text("You have finished this exam")).to_be_visible()
+    (row,) = _rows(db, invite.reader)
+    record = json.loads(row.interaction_json or "null")
+    assert record["original_values"] is True and record["wl_used"] is True
+    assert record["wl_hu"] == {"width": round(width), "center": round(centre)}
+    frame = export_frame("responses", session=db, study=study)
+    exported = json.loads(frame.loc[0, "interaction"])
+    assert exported["original_values"] is True and exported["wl_hu"] == record["wl_hu"]
+    context.close()
+
+
+def _png_image(data: bytes) -> ImageFile:
+    from io import BytesIO
+
+    from PIL import Image
+
+    return Image.open(BytesIO(data))

@@ -177,10 +177,21 @@ class ExamDoor:
 
 
 def _case_data(
-    shown: PanelCase, *, theme: str, grounding: bool, notice: str | None = None
+    shown: PanelCase,
+    *,
+    theme: str,
+    grounding: bool,
+    notice: str | None = None,
+    original_values: bool = False,
 ) -> dict[str, Any] | None:
     """The panel's data for one case; None when the case has no images."""
-    viewer = viewer_data(shown.case, theme=theme, grounding=grounding, marker=shown.marker)
+    viewer = viewer_data(
+        shown.case,
+        theme=theme,
+        grounding=grounding,
+        marker=shown.marker,
+        original_values=original_values,
+    )
     if viewer is None:
         return None
     form = shown.form
@@ -220,6 +231,7 @@ def case_panel(
     door: ExamDoor | None = None,
     on_draft: Callable[[], None] | None = None,
     owner: str = "",
+    original_values: bool = False,
 ) -> None:
     """The case panel for ``shown``; ``on_submit`` runs as the submit's callback when the
     answer comes through Streamlit (read the value with :func:`submitted_value`).
@@ -233,13 +245,22 @@ def case_panel(
     reports a new one (read it with :func:`drafted_value`).
     ``owner``: the signed-in reader's opaque tab key (``tab_storage.tab_owner``), which
     the tab's copies of drafts, active time and viewer record are filed under; "" keeps
-    nothing in the tab's storage."""
+    nothing in the tab's storage. ``original_values``: the study option (the viewer
+    windows the slices' original values)."""
     page_css(theme)
-    data = _case_data(shown, theme=theme, grounding=grounding, notice=notice)
+    data = _case_data(
+        shown, theme=theme, grounding=grounding, notice=notice, original_values=original_values
+    )
     if data is None:
         st.warning("This case has no images.")
         return
-    ahead = None if following is None else _case_data(following, theme=theme, grounding=grounding)
+    ahead = (
+        None
+        if following is None
+        else _case_data(
+            following, theme=theme, grounding=grounding, original_values=original_values
+        )
+    )
     _panel(
         key=PANEL_KEY,
         data={

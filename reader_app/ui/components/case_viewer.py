@@ -92,12 +92,14 @@ def viewer_data(
     grounding: bool = False,
     marker: Location | None = None,
     model_marker: Location | None = None,
+    original_values: bool = False,
 ) -> dict[str, Any] | None:
     """What the viewer is given for ``case`` (None: the case has no images).
 
     ``model_marker``: the AI model's point (the aided step), drawn as a ring of its own
-    that the reader cannot move."""
-    frames = window_frames(case)
+    that the reader cannot move. ``original_values`` (the study option): W/L works on
+    the slices' original values, not on the 8-bit render."""
+    frames = window_frames(case, original_values=original_values)
     if not frames:
         return None
     stack = len(frames[0]["images"]) > 1
@@ -112,6 +114,8 @@ def viewer_data(
         "alt": modality_words(case),
         "help": (MARKER_HELP if grounding else "") + help_text,
         "grounding": grounding,
+        # every frame has its values: the viewer windows them (else the 8-bit render)
+        "originalValues": all(f["values"] for w in frames for f in w["images"]),
         "marker": None
         if marker is None
         else {"x": marker.x, "y": marker.y, "slice": marker.slice if strip else None},

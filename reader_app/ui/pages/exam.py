@@ -345,6 +345,7 @@ def _case_screen(
         door=None if review else _door(),
         on_draft=None if review else _keep_draft,
         owner=tab_owner(user.reader_id),
+        original_values=config.original_values,
     )
 
 

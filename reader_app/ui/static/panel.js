@@ -340,7 +340,11 @@ function mountCase(parentElement, data, hooks) {
       ? "Ctrl+Enter anywhere on the page submits."
       : "Enter in the diagnosis box, or Ctrl+Enter anywhere on the page, submits.",
   );
-  el.append(error, button, hint);
+  // Submit and its hint stay on screen together at the column's foot (the hint below a
+  // sticky Submit was cut off at 1024x768)
+  const foot = node("div", { class: "rp-foot" });
+  foot.append(button, hint);
+  el.append(error, foot);
 
   // --- the viewer --------------------------------------------------------------
   const viewer = mountViewer(

@@ -43,6 +43,25 @@
 // and the <img> showing it never change. Horizontal drag: width; vertical: centre.
 // R (or the reset button) and any preset go back to the image as stored.
 //
+// On a window that is a named HU preset (data.windows[i].hu: ingest mapped exactly that
+// HU window to grey levels 0-255), the W/L readout and the pixel value under the pointer
+// are in Hounsfield units: HU = C + (grey - 127.5) * W / 255, to within one grey step
+// (W / 255 HU). Elsewhere (the file's own window, the full range, a photo) they are grey
+// levels, and say so.
+//
+// The study option original_values (data.originalValues): every frame also has the URL
+// of its original values (ingest's render.encode_values: an RGB PNG, value + 32768 in
+// red * 256 + green). On an HU preset the W/L then works in HU on those values, so a
+// reader can bring back what the preset's 8-bit render clipped; the preset itself still
+// shows the stored PNG (what a model sees) until the reader changes its W/L, and the
+// pixel value under the pointer is the original one. The record says original_values.
+//
+// Invert (I key or button) shows the image in negative (a CSS filter on the picture;
+// the stored PNG never changes). The distance tool (D key or button, then two clicks)
+// measures in millimetres from the frame's pixel spacing (data.windows[i].images[j].mm,
+// mm per stored pixel across and down) or, without one, in stored pixels; every
+// measurement goes into the record. Wheel zoom moves x1.1 a mouse notch.
+//
 // Two entry points: mountViewer(component, hooks) for the case panel, and the
 // viewer-only component (case_viewer.py appends its default export) for pages that
 // show images without an answer (practice feedback, adjudication).
@@ -76,7 +95,12 @@ function scrollToTop(node) {
 const MAX_SCALE = 40;
 const MIN_SCALE = 0.5;
 const WHEEL_STEP_PX = 50;
-const WHEEL_ZOOM = 0.002; // zoom factor per wheel pixel, as an exponent // accumulated wheel delta per slice step (one mouse notch = 100)
+// pinch and touchpads (small deltas): zoom factor per wheel pixel, as an exponent
+const WHEEL_ZOOM = 0.0015;
+// a mouse notch (one event of 50 px or more: Chromium on Linux sends 240) zooms this much;
+// at 0.002 per pixel three notches had zoomed x4.2
+const NOTCH_ZOOM = 1.1;
+const MAX_MEASURES = 50; // measurements kept in a case's record
 
 // The tab's owner: the opaque per-reader key of the signed-in reader (never a name or
 // a token), "" while nobody claimed it; every key this tab stores begins `rs.<owner>.`
@@ -148,6 +172,9 @@ function record(caseId) {
       wlUsed: o.wlUsed === true,
       wl: { ...WL_STORED },
       at: Number.isInteger(o.at) && o.at >= 0 ? o.at : null, // the slice on screen (0-based)
+      invertUsed: o.invertUsed === true,
+      inverted: o.inverted === true,
+      measures: Array.isArray(o.measures) ? o.measures.filter(plainMeasure).slice(-MAX_MEASURES) : [],
     });
   }
   return SUMMARIES.get(caseId);
@@ -161,6 +188,7 @@ export function keepRecord(caseId) {
   const plain = {
     slices: [...r.slices], windows: r.windows, zoom: r.zoom, pan: r.pan, one: r.one,
     maxZoom: r.maxZoom, fsMs: fs, thumbs: r.thumbs, wlUsed: r.wlUsed, at: r.at,
+    invertUsed: r.invertUsed, inverted: r.inverted, measures: r.measures,
   };
   if (!OWNER) return; // nobody claimed the tab: memory only
   try {
@@ -200,6 +228,20 @@ export function mergeRecord(caseId, kept) {
   r.maxZoom = Math.max(r.maxZoom, num(kept.max_zoom));
   r.thumbs = Math.max(r.thumbs, num(kept.thumbnail_clicks));
   r.fsMs = Math.max(r.fsMs, num(kept.fullscreen_s) * 1000);
+  r.invertUsed ||= kept.invert_used === true;
+  for (const m of Array.isArray(kept.measurements) ? kept.measurements : []) {
+    const same = (n) => ["slice", "x1", "y1", "x2", "y2"].every((k) => n[k] === m[k]);
+    if (plainMeasure(m) && !r.measures.some(same)) r.measures.push(m);
+  }
+  r.measures = r.measures.slice(-MAX_MEASURES);
+}
+
+// A measurement as the record keeps it: {slice, x1, y1, x2, y2 (stored pixels), px, mm
+// (null without a pixel spacing)}; anything else read back from storage is dropped.
+function plainMeasure(m) {
+  if (!m || typeof m !== "object") return false;
+  const nums = ["x1", "y1", "x2", "y2", "px"].every((k) => Number.isFinite(m[k]));
+  return nums && (m.mm === null || Number.isFinite(m.mm)) && (m.slice === null || Number.isInteger(m.slice));
 }
 
 function summary(caseId) {
@@ -219,7 +261,27 @@ function summary(caseId) {
     wl_used: r.wlUsed,
     wl_width: Math.round(r.wl.width * 2) / 2,
     wl_center: Math.round(r.wl.center * 2) / 2,
+    // the same W/L in HU when the window on screen is an HU preset (else null)
+    wl_hu: r.wlHu ? { width: Math.round(r.wlHu.width), center: Math.round(r.wlHu.center) } : null,
+    invert_used: r.invertUsed,
+    inverted: r.inverted,
+    measurements: r.measures.map((m) => ({ ...m })),
+    original_values: r.originalValues === true,
   };
+}
+
+// Grey level g of an image rendered with the HU window `hu` -> HU (to within W / 255).
+export function greyToHu(hu, g) {
+  return hu.center + ((g - 127.5) * hu.width) / 255;
+}
+
+// The distance between two stored-image points: pixels, and mm when the spacing is known.
+export function distance(a, b, mm) {
+  const dx = b.x - a.x;
+  const dy = b.y - a.y;
+  const px = Math.hypot(dx, dy);
+  const ok = Array.isArray(mm) && mm.length === 2 && mm.every((v) => Number.isFinite(v) && v > 0);
+  return { px, mm: ok ? Math.hypot(dx * mm[0], dy * mm[1]) : null };
 }
 
 // --- the image coordinate transform (the only place that knows it) ----------
@@ -267,6 +329,11 @@ export function mountViewer(component, hooks = {}) {
   let pointer = null; // the pointer's last client point over the stage (M marks there)
   let fit = 1; // CSS px per image px at scale 1
   let wheelAcc = 0;
+  let measureMode = false; // the distance tool: clicks place its two points
+  let measureStart = null; // the first point of a measurement being made (stored pixels)
+  let shownMeasure = null; // the last measurement, drawn while its slice is on screen
+  let keyCursor = null; // the distance tool's point moved by the keys (stored pixels)
+  let keyMoved = false; // the keys moved it since the last point was set
 
   // toolbar: window presets, zoom, fit, 1:1, fullscreen
   const bar = el("div", { class: "rv-bar", role: "toolbar", "aria-label": "Viewer controls" });
@@ -274,7 +341,8 @@ export function mountViewer(component, hooks = {}) {
   const presetButtons = windows.map((w, i) => {
     const b = el("button", { type: "button", "data-window": w.name, "aria-pressed": "false" });
     b.append(el("span", { class: "rv-key", "aria-hidden": "true" }, String(i + 1)), w.label);
-    b.title = `${w.label} window (key ${i + 1})`;
+    const hu = w.hu ? `, W ${Math.round(w.hu.width)} C ${Math.round(w.hu.center)} HU` : "";
+    b.title = `${w.label} window${hu} (key ${i + 1})`;
     b.addEventListener("click", () => setWindow(i));
     presets.append(b);
     return b;
@@ -307,7 +375,22 @@ export function mountViewer(component, hooks = {}) {
     { type: "button", "data-act": "wl-reset", "aria-label": "Reset window/level (R)", title: "Reset window/level (R)" },
     "↺",
   );
-  wlTools.append(wlBtn, wlReset);
+  const icon = (path) =>
+    '<svg aria-hidden="true" viewBox="0 0 16 16" width="14" height="14" fill="none" ' +
+    `stroke="currentColor" stroke-width="1.6">${path}</svg>`;
+  const invertBtn = el("button", {
+    type: "button", "data-act": "invert", "aria-pressed": "false", "aria-label": "Invert (I)", title: "Invert (I)",
+  });
+  invertBtn.innerHTML = icon('<circle cx="8" cy="8" r="6.2"/><path d="M8 1.8a6.2 6.2 0 0 1 0 12.4z" fill="currentColor"/>');
+  const measureBtn = el("button", {
+    type: "button",
+    "data-act": "measure",
+    "aria-pressed": "false",
+    "aria-label": "Measure distance (D)",
+    title: "Measure distance (D), then click two points; Esc ends",
+  });
+  measureBtn.innerHTML = icon('<path d="M1.5 11.5l10-10 3 3-10 10z"/><path d="M4.5 8.5l1.5 1.5M7 6l1.5 1.5M9.5 3.5L11 5"/>');
+  wlTools.append(wlBtn, wlReset, invertBtn, measureBtn);
   const helpBtn = el(
     "button",
     { type: "button", "data-act": "help", "aria-expanded": "false", "aria-label": "Keys and gestures (?)", title: "Keys and gestures (?)" },
@@ -353,11 +436,41 @@ export function mountViewer(component, hooks = {}) {
   const corner = el("div", { class: "rv-corner" });
   const wlText = el("span", { class: "rv-wltext", "aria-live": "off" });
   corner.append(wlText, zoomText);
-  stage.append(pz, pin, modelPin, label, corner, markText);
+  // bottom right: the pixel value under the pointer, and the last distance measured
+  const readout = el("div", { class: "rv-readout" });
+  const probeText = el("span", { class: "rv-probe", "aria-live": "off" });
+  const measureText = el("span", { class: "rv-measuretext", "aria-live": "polite" });
+  probeText.hidden = true;
+  measureText.hidden = true;
+  readout.append(probeText, measureText);
+  const SVG = "http://www.w3.org/2000/svg";
+  const overlay = document.createElementNS(SVG, "svg");
+  overlay.setAttribute("class", "rv-overlay");
+  overlay.setAttribute("aria-hidden", "true");
+  const ruler = document.createElementNS(SVG, "line");
+  const rulerBack = document.createElementNS(SVG, "line");
+  rulerBack.setAttribute("class", "rv-ruler-back");
+  ruler.setAttribute("class", "rv-ruler");
+  const ends = [0, 1].map(() => {
+    const c = document.createElementNS(SVG, "circle");
+    c.setAttribute("r", "3.5");
+    c.setAttribute("class", "rv-ruler-end");
+    return c;
+  });
+  overlay.append(rulerBack, ruler, ...ends);
+  stage.append(pz, overlay, pin, modelPin, label, corner, readout, markText);
   if (stack) main.append(thumbs);
   main.append(stage);
   const help = el("div", { class: "rv-help", id: `rv-help-${caseId}`, role: "note" });
-  help.append(el("p", {}, data.help + " · W: W/L drag mode (right-drag always) · R: reset W/L · ?: this help"));
+  help.append(
+    el(
+      "p",
+      {},
+      data.help +
+        " · W: W/L drag mode (right-drag always) · R: reset W/L · I: invert · " +
+        "D: measure a distance (two clicks, or Shift+arrows and Enter; Esc ends) · ?: this help",
+    ),
+  );
   help.hidden = true;
   helpBtn.setAttribute("aria-controls", help.id);
   main.append(help);
@@ -439,6 +552,7 @@ export function mountViewer(component, hooks = {}) {
     if (current && current.scrollIntoView && thumbs.scrollHeight > thumbs.clientHeight) {
       current.scrollIntoView({ block: "nearest" });
     }
+    showValues(image);
     paintWL();
     // decode the neighbours ahead so stepping stays at display rate
     for (const j of [idx - 1, idx + 1]) if (list[j]) new Image().src = list[j].url;
@@ -490,6 +604,7 @@ export function mountViewer(component, hooks = {}) {
 
   function drawMarker() {
     drawModelMarker();
+    drawMeasure();
     const m = marker();
     if (!grounding) return;
     if (onThisSlice(m) && img.naturalWidth > 0) {
@@ -592,7 +707,7 @@ export function mountViewer(component, hooks = {}) {
     (event) => {
       const start = press;
       press = null;
-      if (!grounding || wlMode || !start || !event.isPrimary || event.button !== 0) return;
+      if (!grounding || wlMode || measureMode || !start || !event.isPrimary || event.button !== 0) return;
       if (Math.hypot(event.clientX - start.x, event.clientY - start.y) > CLICK_SLOP_PX) return;
       if (!start.focused && !start.touch) {
         // this click gave the viewer the focus: it places nothing
@@ -638,7 +753,7 @@ export function mountViewer(component, hooks = {}) {
     const name = windows[win].name;
     if (name && !rec.windows.includes(name)) rec.windows.push(name);
     if (stack) buildThumbs();
-    setWL(WL_STORED); // a preset is a new start
+    setWL(startWL()); // a preset is a new start
     show(idx); // the slice, zoom and pan carry over
   }
 
@@ -649,8 +764,72 @@ export function mountViewer(component, hooks = {}) {
   let storedUrl = null;
   let wlFrame = 0;
 
+  // --- the original values (study option; see the notes at the top) ----------------
+  const valuesMode = Boolean(data.originalValues);
+  rec.originalValues = valuesMode;
+  const valueCache = new Map(); // URL -> Promise of {w, h, v: Int32Array}
+  let shownValues = null; // the values of the frame on screen, once decoded
+  let valuesUrl = null;
+
+  // the values work on HU presets only: elsewhere W/L stays on the 8-bit render
+  function valuesOn() {
+    return valuesMode && huWindow() !== null;
+  }
+
+  function loadValues(url) {
+    if (!valueCache.has(url)) {
+      const done = new Promise((resolve, reject) => {
+        const im = new Image();
+        im.onload = () => {
+          const c = document.createElement("canvas");
+          c.width = im.naturalWidth;
+          c.height = im.naturalHeight;
+          const x = c.getContext("2d", { willReadFrequently: true });
+          x.drawImage(im, 0, 0);
+          const d = x.getImageData(0, 0, c.width, c.height).data;
+          const v = new Int32Array(c.width * c.height);
+          for (let i = 0; i < v.length; i++) v[i] = ((d[4 * i] << 8) | d[4 * i + 1]) - 32768;
+          resolve({ w: c.width, h: c.height, v });
+        };
+        im.onerror = reject;
+        im.src = url;
+      });
+      valueCache.set(url, done);
+    }
+    return valueCache.get(url);
+  }
+
+  function showValues(image) {
+    if (!valuesMode || !image.values) return;
+    const url = image.values;
+    if (valuesUrl === url) return;
+    valuesUrl = url;
+    shownValues = null;
+    loadValues(url).then(
+      (vals) => {
+        if (valuesUrl !== url) return;
+        shownValues = vals;
+        paintWL();
+        probe();
+      },
+      () => {},
+    );
+  }
+
+  // the W/L a preset starts at: the render as stored (grey levels), or on the original
+  // values the preset's own HU window
+  function startWL() {
+    return valuesOn() ? { ...huWindow() } : { ...WL_STORED };
+  }
+
+  function currentWL() {
+    return valuesOn() ? rec.wlv : rec.wl;
+  }
+
   function wlAsStored() {
-    return rec.wl.width === WL_STORED.width && rec.wl.center === WL_STORED.center;
+    const now = currentWL();
+    const start = startWL();
+    return now.width === start.width && now.center === start.center;
   }
 
   function paintWL() {
@@ -659,21 +838,32 @@ export function mountViewer(component, hooks = {}) {
     showWL();
   }
 
+  // the frame's stored grey levels (ImageData of the <img> as stored), read once a frame
+  function storedPixels() {
+    if (!img.complete || img.naturalWidth === 0) return null;
+    if (storedUrl !== img.src) {
+      canvas.width = img.naturalWidth;
+      canvas.height = img.naturalHeight;
+      ctx.drawImage(img, 0, 0);
+      stored = ctx.getImageData(0, 0, canvas.width, canvas.height);
+      storedUrl = img.src;
+    }
+    return stored;
+  }
+
   function paintNow() {
     if (wlAsStored()) {
       canvas.hidden = true;
       return;
     }
+    if (valuesOn()) {
+      paintValues();
+      return;
+    }
     if (!img.complete || img.naturalWidth === 0) return; // the load event paints
     const w = img.naturalWidth;
     const h = img.naturalHeight;
-    if (storedUrl !== img.src) {
-      canvas.width = w;
-      canvas.height = h;
-      ctx.drawImage(img, 0, 0);
-      stored = ctx.getImageData(0, 0, w, h);
-      storedUrl = img.src;
-    }
+    storedPixels();
     const lut = new Uint8ClampedArray(256); // rounds and clamps
     const low = rec.wl.center - rec.wl.width / 2;
     for (let v = 0; v < 256; v++) lut[v] = ((v - low) / rec.wl.width) * 255;
@@ -690,15 +880,73 @@ export function mountViewer(component, hooks = {}) {
     canvas.hidden = false;
   }
 
+  // W/L on the original values: each value through a linear window in HU
+  function paintValues() {
+    const vals = shownValues;
+    if (!vals) {
+      // this frame's values are still decoding (showValues paints then): the stored
+      // render meanwhile, never the last frame's values
+      canvas.hidden = true;
+      return;
+    }
+    storedUrl = null; // the canvas no longer holds the stored frame
+    canvas.width = vals.w;
+    canvas.height = vals.h;
+    const { width, center } = rec.wlv;
+    const low = center - width / 2;
+    const k = 255 / width;
+    const out = ctx.createImageData(vals.w, vals.h);
+    const dst = out.data; // a Uint8ClampedArray: rounds and clamps
+    for (let i = 0, j = 0; i < vals.v.length; i++, j += 4) {
+      const g = (vals.v[i] - low) * k;
+      dst[j] = g;
+      dst[j + 1] = g;
+      dst[j + 2] = g;
+      dst[j + 3] = 255;
+    }
+    ctx.putImageData(out, 0, 0);
+    canvas.hidden = false;
+  }
+
+  // the window preset on screen, in HU, when it is one (else null: grey levels)
+  function huWindow() {
+    const hu = windows[win].hu;
+    return hu && Number.isFinite(hu.width) && Number.isFinite(hu.center) ? hu : null;
+  }
+
   function showWL() {
     const { width, center } = rec.wl;
-    wlText.textContent = `W ${Math.round(width)} · C ${Math.round(center)}`;
-    wlText.title = "Window width and centre, in grey levels (0–255) of the displayed image";
+    const hu = huWindow();
+    if (valuesOn()) {
+      rec.wlHu = { ...rec.wlv };
+      wlText.textContent = `W ${Math.round(rec.wlv.width)} · C ${Math.round(rec.wlv.center)} HU`;
+      wlText.title = "Window width and centre in Hounsfield units, on the original values";
+    } else if (hu) {
+      // the grey-level window through the preset's mapping: HU of its centre, its width in HU
+      const w = (width * hu.width) / 255;
+      const c = greyToHu(hu, center);
+      rec.wlHu = { width: w, center: c };
+      wlText.textContent = `W ${Math.round(w)} · C ${Math.round(c)} HU`;
+      wlText.title = `Window width and centre in Hounsfield units (within ${(hu.width / 255).toFixed(1)} HU)`;
+    } else {
+      rec.wlHu = null;
+      wlText.textContent = `W ${Math.round(width)} · C ${Math.round(center)}`;
+      wlText.title = "Window width and centre, in grey levels (0–255) of the displayed image";
+    }
     wlReset.disabled = wlAsStored();
   }
 
   function setWL(next, reader = false) {
     const clamp = (v, [lo, hi]) => Math.min(Math.max(v, lo), hi);
+    if (valuesOn()) {
+      const width = clamp(Number(next.width), [1, 65536]);
+      const center = clamp(Number(next.center), [-40000, 40000]);
+      if (!Number.isFinite(width) || !Number.isFinite(center)) return;
+      rec.wlv = { width, center };
+      if (reader) rec.wlUsed = true;
+      paintWL();
+      return;
+    }
     const width = clamp(Number(next.width), WL_WIDTH);
     const center = clamp(Number(next.center), WL_CENTER);
     if (!Number.isFinite(width) || !Number.isFinite(center)) return;
@@ -708,6 +956,7 @@ export function mountViewer(component, hooks = {}) {
   }
 
   function setWLMode(on) {
+    if (on && measureMode) setMeasureMode(false);
     wlMode = on;
     wlBtn.setAttribute("aria-pressed", on ? "true" : "false");
     stage.classList.toggle("rv-wlmode", on);
@@ -723,7 +972,7 @@ export function mountViewer(component, hooks = {}) {
       if (!byButton && !byMode) return;
       event.stopPropagation(); // not a pan (Panzoom listens on the stage, bubbling)
       event.preventDefault();
-      wlDrag = { x: event.clientX, y: event.clientY, id: event.pointerId, from: { ...rec.wl } };
+      wlDrag = { x: event.clientX, y: event.clientY, id: event.pointerId, from: { ...currentWL() } };
       stage.setPointerCapture?.(event.pointerId);
     },
     true,
@@ -735,7 +984,9 @@ export function mountViewer(component, hooks = {}) {
       event.stopPropagation();
       const dx = event.clientX - wlDrag.x;
       const dy = event.clientY - wlDrag.y;
-      setWL({ width: wlDrag.from.width + dx * WL_PER_PX, center: wlDrag.from.center + dy * WL_PER_PX }, true);
+      // grey levels per CSS pixel, or on the original values the preset's HU per grey level
+      const step = valuesOn() ? Math.max(huWindow().width / 255, 1) : WL_PER_PX;
+      setWL({ width: wlDrag.from.width + dx * step, center: wlDrag.from.center + dy * step }, true);
     },
     true,
   );
@@ -749,7 +1000,164 @@ export function mountViewer(component, hooks = {}) {
   stage.addEventListener("contextmenu", (event) => event.preventDefault());
   img.addEventListener("load", paintWL);
   wlBtn.addEventListener("click", () => setWLMode(!wlMode));
-  wlReset.addEventListener("click", () => setWL(WL_STORED));
+
+  // --- invert, pixel value, distance -----------------------------------------------
+  function setInverted(on, reader = false) {
+    rec.inverted = on;
+    if (reader && on) rec.invertUsed = true;
+    frame.classList.toggle("rv-inverted", on);
+    invertBtn.setAttribute("aria-pressed", on ? "true" : "false");
+  }
+  invertBtn.addEventListener("click", () => setInverted(!rec.inverted, true));
+
+  // the value of the stored pixel under the pointer (grey level, and HU on an HU preset)
+  function probe() {
+    if (!pointer) {
+      probeText.hidden = true;
+      return;
+    }
+    const p = clientToImage(img, pointer.x, pointer.y);
+    const { w, h } = frameSize();
+    const x = Math.floor(p.x);
+    const y = Math.floor(p.y);
+    const inside = x >= 0 && y >= 0 && x < w && y < h;
+    if (valuesOn()) {
+      // the original value itself (the canvas holds the windowed values: not read here)
+      const ok = inside && shownValues && x < shownValues.w && y < shownValues.h;
+      if (ok) probeText.textContent = `x ${x}, y ${y}: ${shownValues.v[y * shownValues.w + x]} HU`;
+      probeText.hidden = !ok;
+      return;
+    }
+    const pixels = inside ? storedPixels() : null;
+    if (!pixels || x >= pixels.width || y >= pixels.height) {
+      probeText.hidden = true;
+      return;
+    }
+    const g = pixels.data[4 * (y * pixels.width + x)];
+    const hu = huWindow();
+    // grey 0 and 255 are what the render clipped: the value is at or beyond the window
+    const edge = g === 0 ? "≤ " : g === 255 ? "≥ " : "";
+    const value = hu ? `${edge}${Math.round(greyToHu(hu, g))} HU` : `grey ${g}`;
+    probeText.textContent = `x ${x}, y ${y}: ${value}`;
+    probeText.dataset.grey = String(g);
+    probeText.hidden = false;
+  }
+
+  function setMeasureMode(on) {
+    if (on && wlMode) setWLMode(false);
+    measureMode = on;
+    measureStart = null;
+    keyCursor = null;
+    measureBtn.setAttribute("aria-pressed", on ? "true" : "false");
+    stage.classList.toggle("rv-measuremode", on);
+    panzoom.setOptions({ disablePan: on || wlMode });
+    if (on) showMeasure("Distance: click the first point");
+    else if (shownMeasure) showMeasure(measureWords(shownMeasure));
+    else measureText.hidden = true;
+    drawMeasure();
+  }
+  measureBtn.addEventListener("click", () => setMeasureMode(!measureMode));
+
+  function showMeasure(text) {
+    measureText.textContent = text;
+    measureText.hidden = false;
+  }
+
+  function measureWords(m) {
+    return m.mm === null
+      ? `Distance: ${m.px.toFixed(1)} px (no pixel spacing)`
+      : `Distance: ${m.mm.toFixed(1)} mm`;
+  }
+
+  function measureClick(clientX, clientY) {
+    keyCursor = null; // the mouse took over from the keys
+    measureAt(clientToImage(img, clientX, clientY));
+  }
+
+  // A point of the distance, in stored pixels: the first, or the second (which measures).
+  function measureAt(p) {
+    const { w, h } = frameSize();
+    if (p.x < 0 || p.y < 0 || p.x > w || p.y > h) return; // the letterbox is not the image
+    const at = { x: Math.round(p.x * 100) / 100, y: Math.round(p.y * 100) / 100 };
+    if (!measureStart) {
+      measureStart = at;
+      showMeasure("Distance: click the second point");
+      drawMeasure();
+      return;
+    }
+    const d = distance(measureStart, at, images()[idx].mm);
+    const m = {
+      slice: stack ? idx + 1 : null,
+      x1: measureStart.x, y1: measureStart.y, x2: at.x, y2: at.y,
+      px: Math.round(d.px * 100) / 100,
+      mm: d.mm === null ? null : Math.round(d.mm * 100) / 100,
+    };
+    rec.measures = [...rec.measures, m].slice(-MAX_MEASURES);
+    measureStart = null;
+    shownMeasure = m;
+    showMeasure(measureWords(m));
+    drawMeasure();
+  }
+
+  function drawMeasure() {
+    const m = shownMeasure;
+    const here = m && (m.slice === null || m.slice === idx + 1);
+    const loose = keyCursor || (pointer ? clientToImage(img, pointer.x, pointer.y) : null);
+    // a measurement under way runs to the keys' point or the pointer; the keys' point
+    // alone (moved, not yet set) is drawn as a dot; else the last measurement on this slice
+    const a0 = measureStart || (measureMode && keyMoved ? keyCursor : null);
+    const b = a0 ? loose || a0 : here ? { x: m.x2, y: m.y2 } : null;
+    const a = a0 || (here ? { x: m.x1, y: m.y1 } : null);
+    if (!a || !b || img.naturalWidth === 0) {
+      overlay.style.display = "none";
+      return;
+    }
+    const box = stage.getBoundingClientRect();
+    const pa = imageToClient(img, a.x, a.y);
+    const pb = imageToClient(img, b.x, b.y);
+    for (const line of [ruler, rulerBack]) {
+      line.setAttribute("x1", String(pa.x - box.left));
+      line.setAttribute("y1", String(pa.y - box.top));
+      line.setAttribute("x2", String(pb.x - box.left));
+      line.setAttribute("y2", String(pb.y - box.top));
+    }
+    ends[0].setAttribute("cx", String(pa.x - box.left));
+    ends[0].setAttribute("cy", String(pa.y - box.top));
+    ends[1].setAttribute("cx", String(pb.x - box.left));
+    ends[1].setAttribute("cy", String(pb.y - box.top));
+    overlay.style.display = "";
+  }
+
+  stage.addEventListener("pointermove", () => {
+    probe();
+    if (measureStart) drawMeasure();
+  });
+  stage.addEventListener("pointerleave", () => {
+    probeText.hidden = true;
+  });
+  let measurePress = null;
+  stage.addEventListener(
+    "pointerdown",
+    (event) => {
+      if (!measureMode || !event.isPrimary || event.button !== 0) return;
+      event.stopPropagation(); // neither a pan nor a marker
+      measurePress = { x: event.clientX, y: event.clientY };
+    },
+    true,
+  );
+  stage.addEventListener(
+    "pointerup",
+    (event) => {
+      if (!measureMode || !measurePress || !event.isPrimary || event.button !== 0) return;
+      event.stopPropagation();
+      const start = measurePress;
+      measurePress = null;
+      if (Math.hypot(event.clientX - start.x, event.clientY - start.y) > CLICK_SLOP_PX) return;
+      measureClick(event.clientX, event.clientY);
+    },
+    true,
+  );
+  wlReset.addEventListener("click", () => setWL(startWL()));
 
   function setHelp(open) {
     help.hidden = !open;
@@ -806,9 +1214,12 @@ export function mountViewer(component, hooks = {}) {
         }
         return;
       }
-      // a mouse notch (deltaY 100) zooms x1.22; pinch (ctrl + small deltas) is smooth
-      const unit = event.deltaMode === 1 ? 33 : event.deltaMode === 2 ? 800 : 1;
-      const factor = Math.exp(-event.deltaY * unit * WHEEL_ZOOM);
+      // a mouse notch (one event of 50 px or more, or in lines or pages) zooms x1.1;
+      // pinch (ctrl + small deltas) and touchpads are smooth
+      const notch = event.deltaMode !== 0 || Math.abs(event.deltaY) >= WHEEL_STEP_PX;
+      const factor = notch
+        ? NOTCH_ZOOM ** -Math.sign(event.deltaY)
+        : Math.exp(-event.deltaY * WHEEL_ZOOM);
       const scale = Math.min(Math.max(panzoom.getScale() * factor, MIN_SCALE), MAX_SCALE);
       panzoom.zoomToPoint(scale, event, { animate: false });
     },
@@ -825,6 +1236,10 @@ export function mountViewer(component, hooks = {}) {
     if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
     if (typing(event)) return;
     const k = event.key;
+    if (measureMode && measureKey(event)) {
+      event.preventDefault();
+      return;
+    }
     if (grounding && markerKey(event)) {
       event.preventDefault();
       return;
@@ -842,12 +1257,47 @@ export function mountViewer(component, hooks = {}) {
     else if (k === "o" || k === "O") oneToOne();
     else if (k === "f" || k === "F") toggleFullscreen();
     else if (k === "w" || k === "W") setWLMode(!wlMode);
-    else if (k === "r" || k === "R") setWL(WL_STORED);
+    else if (k === "r" || k === "R") setWL(startWL());
+    else if (k === "i" || k === "I") setInverted(!rec.inverted, true);
+    else if (k === "d" || k === "D") setMeasureMode(!measureMode);
+    else if (k === "Escape" && measureMode) setMeasureMode(false);
     else if (k === "?") setHelp(help.hidden);
     else if (k === "Escape" && !help.hidden) setHelp(false);
     else if (k === "Escape" && isFull()) toggleFullscreen();
     else handled = false;
     if (handled) event.preventDefault();
+  }
+
+  // The distance tool from the keys: Shift+arrows move its point one image pixel (from
+  // the pointer over the image, else the centre of the view), Enter on the image sets it
+  // (the first, then the second, which measures).
+  function measureKey(event) {
+    const k = event.key;
+    const moves = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+    const onStage = (event.composedPath ? event.composedPath()[0] : event.target) === stage;
+    if (!(moves[k] && event.shiftKey) && !(k === "Enter" && onStage)) return false;
+    if (!keyCursor) {
+      const box = stage.getBoundingClientRect();
+      const q = pointer ? clientToImage(img, pointer.x, pointer.y) : null;
+      const { w, h } = frameSize();
+      const on = q && q.x >= 0 && q.y >= 0 && q.x <= w && q.y <= h;
+      keyCursor = on ? q : clientToImage(img, box.left + box.width / 2, box.top + box.height / 2);
+      keyCursor = { x: Math.round(keyCursor.x), y: Math.round(keyCursor.y) };
+    }
+    if (k === "Enter") {
+      keyMoved = false;
+      measureAt(keyCursor);
+      return true;
+    }
+    keyMoved = true;
+    const { w, h } = frameSize();
+    const [dx, dy] = moves[k];
+    keyCursor = {
+      x: Math.min(Math.max(keyCursor.x + dx, 0), w),
+      y: Math.min(Math.max(keyCursor.y + dy, 0), h),
+    };
+    drawMeasure();
+    return true;
   }
 
   // The marker's own keys (never the plain arrows, which step slices): M places it
@@ -912,6 +1362,8 @@ export function mountViewer(component, hooks = {}) {
   if (windows[win].name && !rec.windows.includes(windows[win].name)) rec.windows.push(windows[win].name);
   if (stack) buildThumbs();
   rec.wl = { ...WL_STORED }; // a (re)drawn case starts as stored
+  rec.wlv = startWL();
+  setInverted(rec.inverted); // a reload keeps the negative the reader chose
   if (lastCase !== null && lastCase !== caseId) scrollToTop(root);
   lastCase = caseId;
   // a reload (the tab's record) comes back to the slice the reader was on; else the
@@ -936,6 +1388,10 @@ export function mountViewer(component, hooks = {}) {
       fullscreen: isFull(),
       wl: { ...rec.wl },
       wlMode,
+      inverted: rec.inverted,
+      measureMode,
+      originalValues: valuesOn(),
+      wlHu: rec.wlHu ? { ...rec.wlHu } : null,
     }),
     canvas,
     summary: () => summary(caseId),

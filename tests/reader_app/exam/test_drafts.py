@@ -95,6 +95,12 @@ def test_a_draft_is_saved_replaced_and_loaded_as_one_row(
         "wl_used": False,
         "wl_width": 255.0,
         "wl_center": 127.5,
+        # issue 42: no HU window, no negative, no distance measured
+        "wl_hu": None,
+        "invert_used": False,
+        "inverted": False,
+        "measurements": [],
+        "original_values": False,
     }
     assert (got.active_ms, got.edited_at_ms) == (4200, 1_764_648_000_123)
     assert got.updated_at is not None and got.updated_at.tzinfo is not None

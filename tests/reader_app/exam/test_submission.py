@@ -127,6 +127,12 @@ def test_clean_interaction_keeps_known_fields_of_the_right_type() -> None:
         "wl_used": False,
         "wl_width": 255.0,
         "wl_center": 127.5,
+        # issue 42: no HU window, no negative, no distance measured
+        "wl_hu": None,
+        "invert_used": False,
+        "inverted": False,
+        "measurements": [],
+        "original_values": False,
     }
 
 
@@ -141,6 +147,34 @@ def test_clean_interaction_holds_window_level_to_its_range() -> None:
     for bad in (float("nan"), float("inf"), 10**400):
         with pytest.raises(AnswerError):
             clean_interaction({"wl_width": bad})
+
+
+def test_clean_interaction_keeps_hu_invert_and_measurements_held_to_range() -> None:
+    got = clean_interaction(
+        {
+            "wl_hu": {"width": 412.35, "center": -49.5, "extra": 1},
+            "invert_used": True,
+            "inverted": "yes",  # not a boolean: not inverted
+            "measurements": [
+                {"slice": 3, "x1": 10, "y1": 20, "x2": 50, "y2": 50, "px": 50, "mm": 36.88},
+                {"slice": None, "x1": 1, "y1": 1, "x2": 2, "y2": 2, "px": 1.41, "mm": None},
+                "not a measurement",
+                {"slice": 2, "x1": -5, "y1": 0, "x2": 9e7, "y2": 0, "px": 1, "mm": 1, "z": 7},
+            ]
+            * 20,
+        }
+    )
+    assert got["wl_hu"] == {"width": 412.35, "center": -49.5}
+    assert (got["invert_used"], got["inverted"]) == (True, False)
+    first, second, wild = got["measurements"][:3]
+    assert first == {"slice": 3, "x1": 10, "y1": 20, "x2": 50, "y2": 50, "px": 50, "mm": 36.88}
+    assert second["slice"] is None and second["mm"] is None
+    assert wild == {"slice": 2, "x1": 0.0, "y1": 0, "x2": 100_000.0, "y2": 0, "px": 1, "mm": 1}
+    # at most MAX_MEASUREMENTS items are read (the strings among them are skipped)
+    assert len(got["measurements"]) == 3 * 50 // 4 + 1
+    assert clean_interaction({"wl_hu": [1, 2]})["wl_hu"] is None
+    with pytest.raises(AnswerError):
+        clean_interaction({"measurements": [{"mm": float("nan")}]})
 
 
 @pytest.mark.parametrize(

@@ -107,6 +107,15 @@ def test_import_spot_and_strip_cases(settings: Settings, db: Engine, tmp_path: P
         assert series[0].label == "1/16 · slice 9 of 20 · z = -102.5 mm"
         assert nifti[0].label == "1/16 · slice 20 of 20 · z = -102.5 mm"
         assert series[16].role == "montage"
+        # issue 42: each slice keeps the volume's pixel spacing (x across, y down), as the
+        # series' PixelSpacing (0.8 between rows, 0.7 between columns) and the NIfTI's
+        # affine say; a montage has none; the spot keeps its file's PixelSpacing
+        for stored in (series, nifti):
+            slices = [(i.pixel_mm_x, i.pixel_mm_y) for i in stored if i.role == "slice"]
+            assert slices == [(pytest.approx(0.7), pytest.approx(0.8))] * 16
+            assert (stored[16].pixel_mm_x, stored[16].pixel_mm_y) == (None, None)
+        spot = images(cases[0])[0]
+        assert (spot.pixel_mm_x, spot.pixel_mm_y) == (pytest.approx(0.488281),) * 2
         audit = s.exec(select(AuditEvent)).one()
         assert audit.action == "study.import" and '"cases": 3' in audit.detail_json
     digests = {p.stem for p in assets(settings)}

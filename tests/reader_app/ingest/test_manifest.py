@@ -134,6 +134,7 @@ def test_study_toml_defaults_fill_every_key(tmp_path: Path) -> None:
         "likert_labels": list(DEFAULT_LIKERT),
         "report_fields": [],
         "default_windows": [],
+        "original_values": False,
         "theme": "dark",
         "answer": "diagnosis",
         "grounding": False,
@@ -150,6 +151,7 @@ def test_study_toml_defaults_fill_every_key(tmp_path: Path) -> None:
     ("toml", "key"),
     [
         ("grounding = 1", "grounding"),
+        ("original_values = 'yes'", "original_values"),
         ("report_prompt = 'radle_v1'", "report_prompt"),
         ("model_slices = 'per_slice'", "model_slices"),
         ("grounding_required = 'yes'", "grounding_required"),

@@ -75,6 +75,18 @@ def test_file_window_needs_one() -> None:
         grey_to_uint8(SourceImage(np.zeros((2, 2))), "file")
 
 
+def test_downscale_scales_the_pixel_spacing() -> None:
+    """A PNG downscaled by ingest measures the source's millimetres (issue 42)."""
+    wide = encode_png(np.zeros((1000, 2920), dtype=np.uint8), pixel_mm=(0.5, 0.25))
+    assert (wide.width, wide.height) == (1460, 500)
+    assert wide.pixel_mm == (pytest.approx(1.0), pytest.approx(0.5))  # 2920 / 1460 = 2
+    assert encode_png(np.zeros((30, 40), dtype=np.uint8), pixel_mm=(0.7, 0.8)).pixel_mm == (
+        0.7,
+        0.8,
+    )
+    assert encode_png(np.zeros((30, 40), dtype=np.uint8)).pixel_mm is None
+
+
 def test_downscale_long_side_and_no_upscale() -> None:
     wide = encode_png(np.zeros((1000, 2920), dtype=np.uint8))
     assert (wide.width, wide.height) == (MAX_SIDE, 500)

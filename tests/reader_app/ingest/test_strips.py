@@ -123,3 +123,29 @@ def test_montage_is_a_grid_with_labels(tmp_path: Path) -> None:
     assert pixels.max() > 200  # the burned-in labels: the slices themselves are black
     with pytest.raises(ValueError, match="no window of its own"):
         build_strip(volume, ["file"])
+
+
+def _values(png: bytes) -> np.ndarray:
+    """A values PNG read back: red * 256 + green - 32768 (render.encode_values)."""
+    rgb = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.int64)
+    return rgb[..., 0] * 256 + rgb[..., 1] - 32768
+
+
+def test_original_values_ride_with_each_slice_exactly(tmp_path: Path) -> None:
+    """study option original_values (issue 42): each slice carries its HU, the same
+    values PNG under every window, none on the montage; off, nothing is kept."""
+    vol = phantom(n=3)
+    vol[:, 0, 0] = -32000  # the int16 range's edges survive the 16-bit packing
+    vol[:, 0, 1] = 32000
+    volume = Volume(3, lambda k: vol[k].astype(float), None, pixel_mm=(0.7, 0.8))
+    images = build_strip(volume, ["lung", "bone"], original_values=True)
+    slices = [im for im in images if im.role == "slice"]
+    assert [im.values_png is None for im in images if im.role == "montage"] == [True, True]
+    assert all(im.pixel_mm == (0.7, 0.8) for im in slices)
+    lung, bone = slices[:3], slices[3:]
+    assert [im.values_png for im in lung] == [im.values_png for im in bone]
+    # strip order is the most superior first: slice 2, 1, 0 of the volume
+    for im, k in zip(lung, (2, 1, 0), strict=True):
+        assert im.values_png is not None
+        assert np.array_equal(_values(im.values_png), vol[k])
+    assert all(im.values_png is None for im in build_strip(volume, ["lung"]))
