@@ -802,7 +802,7 @@ def test_ct_readings_in_hu_and_mm_invert_and_fine_zoom(
         page.keyboard.press("Shift+ArrowRight")
     page.keyboard.press("Enter")
     expect(page.locator(".rv-measuretext")).to_have_text(f"Distance: {10 * PHANTOM_MM[0]:.1f} mm")
-    page.screenshot(path="/tmp/w42v-room-ct-1440x900.png")
+    page.screenshot(path=str(artifact("room-ct-1440x900.png")))
 
     # 1024x768: legible thumbnails, and the hint under Submit on screen
     page.set_viewport_size({"width": 1024, "height": 768})
@@ -813,7 +813,7 @@ def test_ct_readings_in_hu_and_mm_invert_and_fine_zoom(
     expect(hint).to_be_visible()
     hint_box = _box(page, ".rp-foot .rp-hint")
     assert hint_box["y"] + hint_box["height"] <= 768, hint_box
-    page.screenshot(path="/tmp/w42v-room-ct-1024x768.png")
+    page.screenshot(path=str(artifact("room-ct-1024x768.png")))
 
     diagnosis_box(page).click()
     page.keyboard.type("Two calcified nodules")
@@ -920,7 +920,7 @@ def test_original_values_bring_back_what_the_preset_clipped(
     # (1000 + 125) / 1173.5 * 255 = 244.4
     assert expected == [179, 244]
     assert all(abs(a - b) <= 1 for a, b in zip(shown_grey, expected, strict=True)), shown_grey
-    page.screenshot(path="/tmp/w42v-room-original-values-1440x900.png")
+    page.screenshot(path=str(artifact("room-original-values-1440x900.png")))
     diagnosis_box(page).click()
     page.keyboard.type("Two dense nodules")
     choose_likert(page, 2)

@@ -1,6 +1,6 @@
 """case images gain their pixel spacing in mm: the viewer's distance tool
 
-Revision ID: 0033_w42v_pixel_spacing
+Revision ID: 0033_pixel_spacing
 Revises: 0032_aided_arm
 
 ``pixel_mm_x`` and ``pixel_mm_y``: millimetres per pixel of the stored PNG, across
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0033_w42v_pixel_spacing"
+revision: str = "0033_pixel_spacing"
 down_revision: str | Sequence[str] | None = "0032_aided_arm"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
