@@ -121,3 +121,25 @@ def test_no_audit_no_section(session: Session, settings: Settings) -> None:
             study_data(session=session, study=study), ScoringParams(n_boot=0), audits=[]
         ).lower()
     )
+
+
+def test_audit_arms_are_never_ranked_among_the_models(
+    app_for: Callable[..., AppTest], session: Session, audited_study: Study
+) -> None:
+    """Issue 42: "seer [occlude_relevant]", "seer (text only)"... were rows of the RadLE-C
+    table and bars of its chart; only the audited model's own run is a model."""
+    data = study_data(session=session, study=audited_study)
+    models = set(data.frame.loc[data.frame["kind"] == "model", "responder"])
+    assert models == {"seer", HOSTILE}  # each audit's original arm, nothing else
+    assert "seer [occlude_relevant]" in data.audit_runs
+    assert "seer (text only)" in data.audit_runs and len(data.audit_runs) == 8
+    token = make_reader(session, audited_study, code="AN1", role="analyst").token
+    at = app_for(token)
+    at.number_input(key="an_boot").set_value(50)
+    at.run()
+    assert not at.exception
+    board = "\n".join(str(df.value.to_csv()) for df in at.dataframe if "ga_table" != df.key)
+    assert "seer" in board and "[occlude" not in board and "(text only)" not in board
+    assert "[occlude_relevant]" not in str(at.get("arrow_vega_lite_chart"))
+    tree = texts(at)  # the audit's own section still shows every arm
+    assert "Causal grounding audit" in tree
