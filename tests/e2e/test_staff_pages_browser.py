@@ -153,6 +153,24 @@ _CUT_LABELS_JS = """
 """
 
 
+# how far the table's grid scrolls sideways (0 when every column fits)
+_SIDEWAYS_JS = """
+table => Math.max(0, ...[...table.querySelectorAll('.dvn-scroller')]
+  .map(e => e.scrollWidth - e.clientWidth))
+"""
+
+
+def _whole_page_shot(page: Page, name: str, width: int, height: int) -> None:
+    """Streamlit scrolls its main area, not the document, so a "full page" shot is one
+    screen: this one grows the window to the main area's length, at the same width."""
+    length = page.locator('[data-testid="stMain"]').evaluate("e => e.scrollHeight")
+    page.set_viewport_size({"width": width, "height": max(height, min(int(length), 6000))})
+    settled(page)
+    page.screenshot(path=str(artifact(name)))
+    page.set_viewport_size({"width": width, "height": height})
+    settled(page)
+
+
 def _contrast_at_both_sizes(page: Page, name: str) -> list[str]:
     """Screenshots at both sizes (test-artifacts/) and every text below AA, at each size."""
     failures: list[str] = []
@@ -160,6 +178,7 @@ def _contrast_at_both_sizes(page: Page, name: str) -> list[str]:
         page.set_viewport_size({"width": width, "height": height})
         settled(page)
         page.screenshot(path=str(artifact(f"{name}-{width}x{height}.png")), full_page=True)
+        _whole_page_shot(page, f"{name}-{width}x{height}-whole.png", width, height)
         for part in ("stMain", "stSidebar"):
             found = low_contrast_texts(page.locator(f'[data-testid="{part}"]'))
             failures += [f"{name} {width}x{height} {part}: {f}" for f in found]
@@ -194,7 +213,12 @@ def test_progress_metrics_fit_1024_and_staff_texts_are_aa_at_both_sizes(
     expect(imported).to_be_visible(timeout=WAIT)
     settled(page)
     assert page.evaluate(_CUT_LABELS_JS) == []  # no metric label is cut with an ellipsis
-    failures = _contrast_at_both_sizes(page, "progress")
+    table = page.get_by_test_id("stDataFrame").first
+    expect(table).to_be_visible(timeout=WAIT)
+    # the readers' table fits the page's width: no sideways scroll at 1024 px
+    sideways = table.evaluate(_SIDEWAYS_JS)
+    failures = [f"progress table scrolls {sideways} px sideways at 1024"] if sideways > 1 else []
+    failures += _contrast_at_both_sizes(page, "progress")
 
     page.goto(f"{served.url}/?token={analyst}")  # the leaderboard is the analyst's landing page
     expect(page.get_by_role("heading", name="Leaderboard", level=1)).to_be_visible(timeout=WAIT)
@@ -204,9 +228,33 @@ def test_progress_metrics_fit_1024_and_staff_texts_are_aa_at_both_sizes(
     expect(slider_value).to_be_visible(timeout=WAIT)
     settled(page)
     failures += _contrast_at_both_sizes(page, "leaderboard")
-    for title, name in (("Per-case matrix", "per-case"), ("Exports", "exports")):
+    for title, name in (
+        ("Per-case matrix", "per-case"),
+        ("Charts", "charts"),
+        ("Model runs", "model-runs"),
+        ("Exports", "exports"),
+        ("Report", "report"),
+    ):
         page.goto(f"{served.url}/{name}?token={analyst}")  # a staff link to the page
         expect(page.get_by_role("heading", name=title, level=1)).to_be_visible(timeout=WAIT)
         settled(page)
         failures += _contrast_at_both_sizes(page, name)
+    for title, name in (
+        ("Answer key", "answer-key"),
+        ("Invites", "invites"),
+        ("Case bank", "case-bank"),
+    ):
+        page.goto(f"{served.url}/{name}?token={coordinator}")
+        expect(page.get_by_role("heading", name=title, level=1)).to_be_visible(timeout=WAIT)
+        settled(page)
+        failures += _contrast_at_both_sizes(page, name)
+
+    # the adjudicator's page with an answer waiting for a decision
+    simulate_reader(session, study, "R03", plan_for(cases, "WWWW"), group="PGY2")
+    adjudicator = make_reader(session, study, code="ADJ2", role="adjudicator").token
+    page.goto(f"{served.url}/adjudicate?token={adjudicator}")
+    expect(page.get_by_role("heading", name="Adjudication", level=1)).to_be_visible(timeout=WAIT)
+    expect(page.get_by_role("button", name="Correct", exact=True)).to_be_visible(timeout=WAIT)
+    settled(page)
+    failures += _contrast_at_both_sizes(page, "adjudication")
     assert not failures, failures

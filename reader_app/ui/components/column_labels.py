@@ -22,6 +22,8 @@ KNOWN: Final = {
     "median_s_per_case": "Median s per case",
     "median_s": "Median s per case",
     "profile_group": "Profile says",
+    "s_per_case": "s/case",  # the median (the Progress page's narrow table)
+    "last_activity": "Last activity (UTC)",
     "invited_at": "Invited",
     "pool_gets": "Pool gets it",
     "n": "N",
