@@ -48,8 +48,9 @@ stem = data.slug
 
 st.subheader("Response profile")
 st.caption(
-    "Share of the cases per outcome: wrong answers by confidence (red), “I don't know” "
-    "(grey), correct answers by confidence (green). Pools weigh each case once."
+    "Share of the cases per outcome: wrong answers (✗, orange) by confidence, “I don't "
+    "know” (?, grey), correct answers (✓, blue) by confidence; darker is more confident. "
+    "Pools weigh each case once."
 )
 profile = response_profile(board, readers=readers)
 chart_panel(
