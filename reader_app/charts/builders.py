@@ -13,7 +13,7 @@ from typing import Any, Final
 import pandas as pd
 
 from reader_app.charts.contrast import contrast
-from reader_app.charts.palette import GROUP_POOLS, POOL, name_color, with_weights
+from reader_app.charts.palette import GROUP_POOLS, POOL, drawn_last, name_color, with_weights
 from reader_app.charts.series import GROUNDING_SERIES, OUTCOMES
 from reader_app.charts.theme import REFERENCE, WHISKER
 from reader_app.charts.vl import Spec, field, layer, mark, secondary, value, values, when
@@ -275,12 +275,20 @@ def response_profile_chart(frame: pd.DataFrame, *, title: str | None = None) -> 
     }
 
 
-def reliability_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figure:
+def _highlighted(frame: pd.DataFrame, highlight: str | None) -> str | None:
+    return highlight if highlight is not None and highlight in set(frame["name"]) else None
+
+
+def reliability_chart(
+    frame: pd.DataFrame, *, title: str | None = None, highlight: str | None = None
+) -> Figure:
     """Accuracy at each Likert level against the diagonal p = L/4 (points sized by count).
 
     One line per responder, coloured by kind family, pools heavier; the legend
-    names every series and selects (highlights) them."""
-    shown = with_weights(frame.dropna(subset=["accuracy"]))
+    names every series and selects (highlights) them. With ``highlight`` (a series'
+    name), that one line is drawn in colour on top and every other responder grey."""
+    highlight = _highlighted(frame, highlight)
+    shown = with_weights(frame.dropna(subset=["accuracy"]), highlight)
     diagonal = pd.DataFrame({"likert": [0, 4], "stated": [0.0, 1.0]})
     x = field(
         "likert:Q",
@@ -293,9 +301,9 @@ def reliability_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figur
         "mark": mark("line", color="#777777", strokeDash=[4, 4]),
         "encoding": {"x": x, "y": field("stated:Q")},
     }
-    data = values(shown)
+    data = values(drawn_last(shown, highlight))
     y = field("accuracy:Q", title="accuracy", scale={"domain": [0, 1]}, axis={"format": "%"})
-    color = name_color(shown, PICKED)
+    color = name_color(shown, PICKED, highlight)
     tooltip = [
         field("name:N"),
         field("arm:N", title="kind"),
@@ -341,13 +349,17 @@ def reliability_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figur
     )
 
 
-def risk_coverage_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figure:
+def risk_coverage_chart(
+    frame: pd.DataFrame, *, title: str | None = None, highlight: str | None = None
+) -> Figure:
     """Selective risk against coverage, one curve per responder (thresholds L4 .. L0);
-    kind families, pools heavier, legend selection as in the reliability chart."""
-    shown = with_weights(frame.dropna(subset=["coverage"]))
+    kind families, pools heavier, legend selection and ``highlight`` as in the
+    reliability chart."""
+    highlight = _highlighted(frame, highlight)
+    shown = with_weights(frame.dropna(subset=["coverage"]), highlight)
     percent = {"domain": [0, 1]}
     return {
-        "data": values(shown),
+        "data": values(drawn_last(shown, highlight)),
         "mark": mark("line", point={"size": 18}),
         "encoding": {
             "x": field(
@@ -362,7 +374,7 @@ def risk_coverage_chart(frame: pd.DataFrame, *, title: str | None = None) -> Fig
                 scale=percent,
                 axis={"format": "%"},
             ),
-            "color": name_color(shown, PICKED),
+            "color": name_color(shown, PICKED, highlight),
             "strokeWidth": field("weight:Q", scale=None),
             "opacity": when(PICKED, 0.95, 0.08),
             "detail": field("name:N"),
