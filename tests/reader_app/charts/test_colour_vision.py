@@ -5,12 +5,15 @@ glyph, so colour is never the only cue."""
 
 from __future__ import annotations
 
+import itertools
+
 import pandas as pd
 import pytest
 
 from reader_app.charts import case_matrix_chart, response_profile_chart
 from reader_app.charts.builders import CELL_COLORS, GLYPHS, OUTCOME_COLORS, ink_on
 from reader_app.charts.contrast import AA_TEXT, contrast
+from reader_app.charts.rubric import TIER_COLORS
 from reader_app.charts.series import OUTCOMES
 from tests.support.colour_vision import delta_e
 
@@ -39,7 +42,8 @@ def test_correct_and_wrong_stay_apart_at_every_confidence(deficiency: str | None
 @pytest.mark.parametrize("deficiency", ["protanopia", "deuteranopia"])
 def test_the_old_red_green_palette_fails_this_check(deficiency: str) -> None:
     # what the test above would have said of the palette it replaces
-    assert min(delta_e(a, b, deficiency) for a, b in zip(OLD_CORRECT, OLD_WRONG)) < APART
+    pairs = zip(OLD_CORRECT, OLD_WRONG, strict=True)
+    assert min(delta_e(a, b, deficiency) for a, b in pairs) < APART
     assert delta_e("#31a354", "#d7301f", deficiency) < APART  # the old matrix cells
 
 
@@ -101,3 +105,13 @@ def test_the_matrix_and_the_profile_draw_a_glyph_on_every_correct_and_wrong_mark
     assert all(by_segment[f"correct · L{level}"] == "✓" for level in range(5))
     assert all(by_segment[f"wrong · L{level}"] == "✗" for level in range(5))
     assert '"✗ wrong · L4"' in chart["layer"][0]["encoding"]["color"]["legend"]["labelExpr"]
+
+
+@pytest.mark.parametrize("deficiency", [None, *DEFICIENCIES])
+def test_the_report_rubric_tiers_keep_good_and_poor_apart(deficiency: str | None) -> None:
+    tiers = list(TIER_COLORS.values())  # best first
+    for good in tiers[:3]:
+        for poor in tiers[3:]:
+            assert delta_e(good, poor, deficiency) >= 20, (good, poor, deficiency)
+    for a, b in itertools.pairwise(tiers):  # neighbours too
+        assert delta_e(a, b, deficiency) >= 10, (a, b, deficiency)
