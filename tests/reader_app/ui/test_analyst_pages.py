@@ -119,6 +119,21 @@ def test_many_model_runs_show_one_in_colour_the_rest_grey(
     assert GREYED not in reliability_colours().values()
 
 
+def test_the_run_uploader_states_its_own_16_mb_cap(
+    app_for: Callable[..., AppTest], session: Session, settings: Settings
+) -> None:
+    """Issue 42: the run uploader said Streamlit's "500MB per file"; the gate holds a run
+    file to RUN_UPLOAD_MB, and the widget's own limit (what it shows) is that."""
+    from reader_app.core.upload_limits import RUN_UPLOAD_MB
+
+    study = make_study(session, settings.asset_dir, n_cases=2)
+    at = app_for(make_reader(session, study, code="AN1", role="analyst").token)
+    at.switch_page(PAGES["runs"]).run()
+    assert not at.exception
+    (uploader,) = at.get("file_uploader")
+    assert uploader.proto.max_upload_size_mb == RUN_UPLOAD_MB == 16
+
+
 def test_empty_states_are_messages(
     app_for: Callable[..., AppTest], session: Session, settings: Settings
 ) -> None:
