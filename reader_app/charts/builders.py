@@ -56,7 +56,8 @@ OUTCOME_COLORS: Final = {
     "correct · L1": "#9ecae1",
     "correct · L2": "#6baed6",
     "correct · L3": "#2171b5",
-    "correct · L4": "#08306b",
+    # not the pool's navy #08306b: the dark page swaps that one for white (charts/theme.py)
+    "correct · L4": "#084594",
 }
 CELL_COLORS: Final = {
     "correct": "#0072b2",  # Okabe-Ito blue

@@ -12,7 +12,7 @@ from reader_app.charts.vl import field, mark, values
 # best first, SCORING.md section 6: blues for the good tiers, oranges for the poor ones
 # (not greens and reds, which merge for red-green colour vision; issue 42)
 TIER_COLORS: Final = {
-    "Exceptional": "#08519c",
+    "Exceptional": "#084594",  # not #08519c, a group pool the dark page swaps
     "Strong": "#4292c6",
     "Solid": "#9ecae1",
     "Mixed": "#fdae6b",

@@ -153,6 +153,15 @@ _CUT_LABELS_JS = """
 """
 
 
+# charts whose right edge runs past the main column's content box (their legend was cut)
+_CHARTS_PAST_THE_COLUMN_JS = """
+() => {
+  const box = document.querySelector('[data-testid="stMainBlockContainer"]');
+  const right = box.getBoundingClientRect().right - parseFloat(getComputedStyle(box).paddingRight);
+  return [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+    .map(e => e.getBoundingClientRect().right - right).filter(over => over > 1);
+}
+"""
 # how far the table's grid scrolls sideways (0 when every column fits)
 _SIDEWAYS_JS = """
 table => Math.max(0, ...[...table.querySelectorAll('.dvn-scroller')]
@@ -182,6 +191,10 @@ def _contrast_at_both_sizes(page: Page, name: str) -> list[str]:
         for part in ("stMain", "stSidebar"):
             found = low_contrast_texts(page.locator(f'[data-testid="{part}"]'))
             failures += [f"{name} {width}x{height} {part}: {f}" for f in found]
+        if cut := page.evaluate(_CUT_LABELS_JS):
+            failures.append(f"{name} {width}x{height}: metric labels cut: {cut}")
+        if past := page.evaluate(_CHARTS_PAST_THE_COLUMN_JS):
+            failures.append(f"{name} {width}x{height}: charts past the column by {past} px")
     return failures
 
 

@@ -15,6 +15,7 @@ from reader_app.charts.builders import CELL_COLORS, GLYPHS, OUTCOME_COLORS, ink_
 from reader_app.charts.contrast import AA_TEXT, contrast
 from reader_app.charts.rubric import TIER_COLORS
 from reader_app.charts.series import OUTCOMES
+from reader_app.charts.theme import DARK_SWAPS
 from tests.support.colour_vision import delta_e
 
 DEFICIENCIES = ("protanopia", "deuteranopia", "tritanopia")
@@ -115,3 +116,12 @@ def test_the_report_rubric_tiers_keep_good_and_poor_apart(deficiency: str | None
             assert delta_e(good, poor, deficiency) >= 20, (good, poor, deficiency)
     for a, b in itertools.pairwise(tiers):  # neighbours too
         assert delta_e(a, b, deficiency) >= 10, (a, b, deficiency)
+
+
+def test_the_dark_page_keeps_every_outcome_colour() -> None:
+    """The app draws charts through ``for_dark``, which swaps the pool's navy for white:
+    "correct · L4" in that navy showed as white, like "missing", in the app."""
+    swapped = set(DARK_SWAPS)
+    assert not swapped & set(OUTCOME_COLORS.values())
+    assert swapped & set(CELL_COLORS.values()) == {"#ffffff"}  # missing: the empty page
+    assert not swapped & set(TIER_COLORS.values())
