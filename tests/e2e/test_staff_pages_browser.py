@@ -182,6 +182,7 @@ def _whole_page_shot(page: Page, name: str, width: int, height: int) -> None:
 
 def _contrast_at_both_sizes(page: Page, name: str) -> list[str]:
     """Screenshots at both sizes (test-artifacts/) and every text below AA, at each size."""
+    expect(page.get_by_text("Page not found")).to_have_count(0)  # the page itself, measured
     failures: list[str] = []
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
@@ -252,20 +253,18 @@ def test_progress_metrics_fit_1024_and_staff_texts_are_aa_at_both_sizes(
         expect(page.get_by_role("heading", name=title, level=1)).to_be_visible(timeout=WAIT)
         settled(page)
         failures += _contrast_at_both_sizes(page, name)
-    for title, name in (
-        ("Answer key", "answer-key"),
-        ("Invites", "invites"),
-        ("Case bank", "case-bank"),
-    ):
+    # the coordinator's landing page is the answer key, served at "/" (Streamlit answers
+    # its own address, /answer-key, with "Page not found")
+    for title, name in (("Answer key", ""), ("Invites", "invites"), ("Case bank", "case-bank")):
         page.goto(f"{served.url}/{name}?token={coordinator}")
         expect(page.get_by_role("heading", name=title, level=1)).to_be_visible(timeout=WAIT)
         settled(page)
-        failures += _contrast_at_both_sizes(page, name)
+        failures += _contrast_at_both_sizes(page, name or "answer-key")
 
     # the adjudicator's page with an answer waiting for a decision
     simulate_reader(session, study, "R03", plan_for(cases, "WWWW"), group="PGY2")
     adjudicator = make_reader(session, study, code="ADJ2", role="adjudicator").token
-    page.goto(f"{served.url}/adjudicate?token={adjudicator}")
+    page.goto(f"{served.url}/?token={adjudicator}")  # the adjudicator's one page
     expect(page.get_by_role("heading", name="Adjudication", level=1)).to_be_visible(timeout=WAIT)
     expect(page.get_by_role("button", name="Correct", exact=True)).to_be_visible(timeout=WAIT)
     settled(page)
