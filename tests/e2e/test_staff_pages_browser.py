@@ -9,6 +9,12 @@
 
 Screenshots at 1440x900 and 1024x768 of the case bank and the invites page, and
 every text of them at WCAG AA against its real background.
+
+The second walk (issue 42) opens every staff page (Progress, Leaderboard, Per-case
+matrix, Charts, Model runs, Exports, Report, Answer key, Invites, Case bank,
+Adjudication) at both sizes: every text at AA against its real background, no metric
+label cut, no chart past the column, the Progress table without sideways scroll, a
+screenshot of the screen and of the whole page (test-artifacts/).
 """
 
 from __future__ import annotations
