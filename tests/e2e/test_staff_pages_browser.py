@@ -291,6 +291,10 @@ def test_progress_metrics_fit_1024_and_staff_texts_are_aa_at_both_sizes(
         expect(page.get_by_role("heading", name=title, level=1)).to_be_visible(timeout=WAIT)
         settled(page)
         failures += _contrast_at_both_sizes(page, name or "answer-key")
+        if name == "invites":  # the people table fits at 1024 px too
+            sideways = page.get_by_test_id("stDataFrame").last.evaluate(_SIDEWAYS_JS)
+            if sideways > 1:
+                failures.append(f"invites table scrolls {sideways} px sideways at 1024")
 
     # the adjudicator's page with an answer waiting for a decision
     simulate_reader(session, study, "R03", plan_for(cases, "WWWW"), group="PGY2")

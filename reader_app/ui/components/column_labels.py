@@ -24,7 +24,7 @@ KNOWN: Final = {
     "profile_group": "Profile says",
     "s_per_case": "s/case",  # the median (the Progress page's narrow table)
     "last_activity": "Last activity (UTC)",
-    "invited_at": "Invited",
+    "invited_at": "Invited (UTC)",
     "pool_gets": "Pool gets it",
     "n": "N",
     "idk": "I don't know",
