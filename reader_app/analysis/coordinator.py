@@ -162,21 +162,40 @@ def reader_progress(
     return pd.DataFrame(out, columns=list(PROGRESS_COLUMNS))
 
 
+# What the Progress page's table shows: the CSV has every column of PROGRESS_COLUMNS, the
+# page a narrower set that fits beside the sidebar at 1024 px with no sideways scroll
+# (issue 42: twelve columns scrolled 411 px). The profile's differing group is said in the
+# text above the table, the e-mail is in the CSV.
+PROGRESS_SHOWN: Final = ("reader", "group", "status", "answered", "s_per_case", "last_activity")
+
+
 def progress_display(progress: pd.DataFrame) -> pd.DataFrame:
-    """The progress table as text for a page: no "None" or "nan" anywhere (an empty cell
-    instead), times as ``YYYY-MM-DD HH:MM UTC`` or "never", stalled as a warning."""
-    shown = progress.copy()
-    shown["stalled"] = shown["stalled"].map({True: "⚠ stalled", False: ""})
+    """The progress table as text for a page (``PROGRESS_SHOWN``): no "None" or "nan"
+    anywhere (an empty cell instead), answered as "3 of 10 (30%)", times as
+    ``YYYY-MM-DD HH:MM`` UTC or "never", a stalled or imported reader said in the status."""
+    shown = pd.DataFrame(index=progress.index)
+    shown["reader"] = progress["reader"].astype(str)
+    shown["group"] = ["" if v is None or pd.isna(v) else str(v) for v in progress["group"]]
+    shown["status"] = [
+        "⚠ stalled" if stalled else ("imported" if how == IMPORTED else str(status))
+        for status, stalled, how in zip(
+            progress["status"], progress["stalled"], progress["invited"], strict=True
+        )
+    ]
+    shown["answered"] = [
+        f"{int(done)} of {int(total)} ({pct:.0f}%)"
+        for done, total, pct in zip(
+            progress["answered"], progress["cases"], progress["completion_pct"], strict=True
+        )
+    ]
+    shown["s_per_case"] = [
+        "" if v is None or pd.isna(v) else f"{v:g}" for v in progress["median_s_per_case"]
+    ]
     shown["last_activity"] = [
-        "never" if t is None or pd.isna(t) else f"{t:%Y-%m-%d %H:%M} UTC"
-        for t in shown["last_activity"]
+        "never" if t is None or pd.isna(t) else f"{t:%Y-%m-%d %H:%M}"
+        for t in progress["last_activity"]
     ]
-    shown["median_s_per_case"] = [
-        "" if v is None or pd.isna(v) else f"{v:g}" for v in shown["median_s_per_case"]
-    ]
-    for column in ("group", "profile_group", "email", "invited"):
-        shown[column] = ["" if v is None or pd.isna(v) else str(v) for v in shown[column]]
-    return shown
+    return shown.reset_index(drop=True)
 
 
 def reader_counts(progress: pd.DataFrame) -> dict[str, int]:

@@ -23,7 +23,7 @@ from sqlmodel import Session, col, select
 from reader_app.core.auth import AuthError, require_role
 from reader_app.core.errors import ReaderStudyError
 from reader_app.grounding.hits import grounded_case_ids
-from reader_app.models import Case, ModelRun, Reader, Study
+from reader_app.models import AuditArm, Case, ModelRun, Reader, Study
 from reader_app.results import tidy_responses
 from reader_app.study.case_reports import report_case_ids
 from scoring import split_arms
@@ -51,6 +51,10 @@ class StudyData:
     # ``frame`` so every view of one row per (responder, case) stays as it was;
     # ``scoring.score_with_aid`` takes both (``with_aided``)
     aided_frame: pd.DataFrame | None = None
+    # the runs of a grounding audit's arms ("<model> [occlude_relevant]", its "(text only)"
+    # twin...): interventions on one model, not models, so kept out of ``frame`` (the
+    # leaderboard, charts, matrix); the audit's own section shows them (issue 42)
+    audit_runs: frozenset[str] = frozenset()
 
     @property
     def with_aided(self) -> pd.DataFrame:
@@ -123,6 +127,25 @@ def scored_case_ids(*, session: Session, study_id: int) -> tuple[str, ...]:
     return tuple(sorted(str(source) for cid, source in rows if cid not in reports))
 
 
+def audit_arm_runs(*, session: Session, study_id: int) -> frozenset[str]:
+    """Names of the runs that hold a grounding audit's arms other than ``original`` (which
+    is the model's ordinary run, ranked like any other)."""
+    names = session.exec(
+        select(ModelRun.name)
+        .join(AuditArm, col(AuditArm.model_run_id) == ModelRun.id)
+        .where(AuditArm.study_id == study_id, AuditArm.arm != "original")
+    ).all()
+    return frozenset(names)
+
+
+def without_runs(frame: pd.DataFrame, runs: frozenset[str]) -> pd.DataFrame:
+    """``frame`` without the model rows of ``runs``."""
+    if not runs or frame.empty:
+        return frame
+    drop = (frame["kind"] == "model") & frame["responder"].isin(runs)
+    return frame[~drop].reset_index(drop=True)
+
+
 def study_data(*, session: Session, study: Study) -> StudyData:
     """The tidy frame and case set of a study (no role check: the CLI's entry)."""
     assert study.id is not None
@@ -134,6 +157,8 @@ def study_data(*, session: Session, study: Study) -> StudyData:
     cases = scored_case_ids(session=session, study_id=study.id)
     whole = frame
     frame, aided = split_arms(frame)
+    audit_runs = audit_arm_runs(session=session, study_id=study.id)
+    frame = without_runs(frame, audit_runs)
     scored = set(cases)
     grounded = tuple(
         c for c in grounded_case_ids(session=session, study_id=study.id) if c in scored
@@ -149,9 +174,10 @@ def study_data(*, session: Session, study: Study) -> StudyData:
         case_ids=cases,
         fingerprint=fingerprint(whole, cases, grounded),
         grounded_case_ids=grounded,
-        text_only_runs=frozenset(text_only),
+        text_only_runs=frozenset(text_only) - audit_runs,
         study_id=study.id,
         aided_frame=aided if len(aided) else None,
+        audit_runs=audit_runs,
     )
 
 

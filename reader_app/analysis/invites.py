@@ -217,6 +217,16 @@ def people(*, session: Session, actor: Reader) -> pd.DataFrame:
     )
 
 
+def people_display(frame: pd.DataFrame) -> pd.DataFrame:
+    """``people`` as the Invites page shows it: the invitation time to the minute, UTC
+    ("2026-12-05 18:45"; the full timestamp cut the table at 1024 px)."""
+    return frame.assign(
+        invited_at=[
+            "" if t is None or pd.isna(t) else f"{t:%Y-%m-%d %H:%M}" for t in frame["invited_at"]
+        ]
+    )
+
+
 def group_differences(frame: pd.DataFrame, *, code: str = "code") -> list[str]:
     """``W01: invited as PGY4, profile says board-certified`` for every row whose profile
     answer differs from the invite's group (the invite's group is the one scored)."""

@@ -7,11 +7,13 @@ as data values, which Vega draws as text (canvas in the app, escaped
 
 from __future__ import annotations
 
+import json
 from typing import Any, Final
 
 import pandas as pd
 
-from reader_app.charts.palette import GROUP_POOLS, POOL, name_color, with_weights
+from reader_app.charts.contrast import contrast
+from reader_app.charts.palette import GROUP_POOLS, POOL, drawn_last, name_color, with_weights
 from reader_app.charts.series import GROUNDING_SERIES, OUTCOMES
 from reader_app.charts.theme import REFERENCE, WHISKER
 from reader_app.charts.vl import Spec, field, layer, mark, secondary, value, values, when
@@ -36,30 +38,71 @@ METRIC_TITLE: Final = {
     "radle_s": "RadLE-S, safety (0-100)",
     "radle_h": "RadLE-H, handover readiness (0-100)",
 }
+# Correct and wrong (issue 42): blue against orange, not green against red, so they stay
+# apart for the 1 in 12 men with red-green colour vision (tests/reader_app/charts/
+# test_colour_vision.py simulates protanopia, deuteranopia and tritanopia); and never by
+# colour alone: every correct mark carries a check, every wrong one a cross (GLYPHS).
 OUTCOME_COLORS: Final = {
-    "wrong · L4": "#67000d",
-    "wrong · L3": "#a50f15",
-    "wrong · L2": "#d7301f",
-    "wrong · L1": "#ef6548",
-    "wrong · L0": "#fcae91",
+    "wrong · L4": "#7f2704",
+    "wrong · L3": "#a63603",
+    "wrong · L2": "#d94801",
+    "wrong · L1": "#f16913",
+    "wrong · L0": "#fdae6b",
     "I don't know": "#bdbdbd",
     "invalid": "#b39ddb",
     "failure": "#4a4a4a",
     "missing": "#f0f0f0",
-    "correct · L0": "#c7e9c0",
-    "correct · L1": "#a1d99b",
-    "correct · L2": "#74c476",
-    "correct · L3": "#31a354",
-    "correct · L4": "#006d2c",
+    "correct · L0": "#c6dbef",
+    "correct · L1": "#9ecae1",
+    "correct · L2": "#6baed6",
+    "correct · L3": "#2171b5",
+    # not the pool's navy #08306b: the dark page swaps that one for white (charts/theme.py)
+    "correct · L4": "#084594",
 }
 CELL_COLORS: Final = {
-    "correct": "#31a354",
-    "wrong": "#d7301f",
+    "correct": "#0072b2",  # Okabe-Ito blue
+    "wrong": "#e69f00",  # Okabe-Ito orange
     "idk": "#bdbdbd",
     "invalid": "#b39ddb",
     "failure": "#4a4a4a",
     "missing": "#ffffff",
 }
+# the second cue: a glyph per outcome, in the cells, the segments and the legends
+GLYPHS: Final = {
+    "correct": "\u2713",  # check
+    "wrong": "\u2717",  # cross
+    "idk": "?",
+    "invalid": "!",
+    "failure": "\u2298",  # circled slash: no answer came back
+    "missing": "",
+}
+INK_DARK: Final = "#000000"  # glyphs on light fills (not "black": the dark theme swaps it)
+INK_LIGHT: Final = "#fafafa"  # glyphs on dark fills (not "#ffffff", the paper colour)
+GLYPH_PX: Final = 11  # the glyph's size; a cell or segment narrower than this shows none
+
+
+def ink_on(fill: str) -> str:
+    """The glyph colour that reads best on ``fill``: dark or light."""
+    return INK_DARK if contrast(INK_DARK, fill) >= contrast(INK_LIGHT, fill) else INK_LIGHT
+
+
+def outcome_of(label: str) -> str:
+    """``"wrong · L3"`` -> ``"wrong"``, ``"I don't know"`` -> ``"idk"``, ``"missing"`` -> itself."""
+    head = label.split(" · ")[0]
+    return "idk" if head == "I don't know" else head
+
+
+def glyph_legend_labels(labels: list[str]) -> str:
+    """A Vega expression putting each legend label's glyph before it: "✓ correct · L4"."""
+    expr = "datum.label"
+    for label in labels:
+        glyph = GLYPHS.get(outcome_of(label), "")
+        if glyph:
+            shown = json.dumps(f"{glyph} {label}", ensure_ascii=False)
+            expr = f"datum.label === {json.dumps(label)} ? {shown} : ({expr})"
+    return expr
+
+
 # accuracy against grounding: humans cool, models warm; a text-only run is hollow
 SERIES_STROKE: Final = dict(
     zip(GROUNDING_SERIES, (POOL, "#2171b5", "#d95f02", "#d95f02"), strict=True)
@@ -163,11 +206,12 @@ def metric_bars_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figur
 
 
 def response_profile_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figure:
-    """Share of N per outcome: wrong by Likert level, IDK..., correct by Likert level."""
+    """Share of N per outcome: wrong by Likert level, IDK..., correct by Likert level; each
+    segment wide enough carries its outcome's glyph (check, cross), as does the legend."""
     domain = [label for label, _, _ in OUTCOMES]
     names = _order(frame)
-    return {
-        "data": values(frame),
+    y = field("name:N", sort=names, title=None)
+    bars = {
         "mark": mark("bar"),
         "encoding": {
             "x": field(
@@ -177,11 +221,15 @@ def response_profile_chart(frame: pd.DataFrame, *, title: str | None = None) -> 
                 axis={"format": "%"},
                 scale={"domain": [0, 1]},
             ),
-            "y": field("name:N", sort=names, title=None),
+            "y": y,
             "color": field(
                 "segment:N",
                 scale={"domain": domain, "range": [OUTCOME_COLORS[d] for d in domain]},
-                legend={"title": "answer · confidence", "columns": 2},
+                legend={
+                    "title": "answer · confidence",
+                    "columns": 2,
+                    "labelExpr": glyph_legend_labels(domain),
+                },
             ),
             "order": field("order:Q"),
             "tooltip": [
@@ -191,6 +239,36 @@ def response_profile_chart(frame: pd.DataFrame, *, title: str | None = None) -> 
                 field("share:Q", format=".1%"),
             ],
         },
+    }
+    glyph_of = {d: GLYPHS.get(outcome_of(d), "") for d in domain}
+    ink_of = {d: ink_on(OUTCOME_COLORS[d]) for d in domain}
+    marked = frame.assign(
+        glyph=[glyph_of.get(str(seg), "") for seg in frame["segment"]],
+        ink=[ink_of.get(str(seg), INK_DARK) for seg in frame["segment"]],
+    )
+    wide = GLYPH_PX / WIDTH  # the smallest share a glyph fits in
+    glyphs = {
+        "data": values(marked),
+        "transform": [
+            {
+                "stack": "share",
+                "groupby": ["name"],
+                "sort": [{"field": "order"}],
+                "as": ["share_start", "share_end"],
+            },
+            {"filter": f"datum.glyph !== '' && datum.share >= {wide}"},
+            {"calculate": "(datum.share_start + datum.share_end) / 2", "as": "share_mid"},
+        ],
+        "mark": mark("text", fontSize=GLYPH_PX, fontWeight="bold", baseline="middle"),
+        "encoding": {
+            "x": field("share_mid:Q", scale={"domain": [0, 1]}),
+            "y": y,
+            "text": field("glyph:N"),
+            "color": field("ink:N", scale=None),
+        },
+    }
+    return {
+        **layer({"data": values(marked), **bars}, glyphs),
         "autosize": PAD,
         "width": WIDTH,
         "height": max(26 * len(names), 80),
@@ -198,12 +276,20 @@ def response_profile_chart(frame: pd.DataFrame, *, title: str | None = None) -> 
     }
 
 
-def reliability_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figure:
+def _highlighted(frame: pd.DataFrame, highlight: str | None) -> str | None:
+    return highlight if highlight is not None and highlight in set(frame["name"]) else None
+
+
+def reliability_chart(
+    frame: pd.DataFrame, *, title: str | None = None, highlight: str | None = None
+) -> Figure:
     """Accuracy at each Likert level against the diagonal p = L/4 (points sized by count).
 
     One line per responder, coloured by kind family, pools heavier; the legend
-    names every series and selects (highlights) them."""
-    shown = with_weights(frame.dropna(subset=["accuracy"]))
+    names every series and selects (highlights) them. With ``highlight`` (a series'
+    name), that one line is drawn in colour on top and every other responder grey."""
+    highlight = _highlighted(frame, highlight)
+    shown = with_weights(frame.dropna(subset=["accuracy"]), highlight)
     diagonal = pd.DataFrame({"likert": [0, 4], "stated": [0.0, 1.0]})
     x = field(
         "likert:Q",
@@ -216,9 +302,9 @@ def reliability_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figur
         "mark": mark("line", color="#777777", strokeDash=[4, 4]),
         "encoding": {"x": x, "y": field("stated:Q")},
     }
-    data = values(shown)
+    data = values(drawn_last(shown, highlight))
     y = field("accuracy:Q", title="accuracy", scale={"domain": [0, 1]}, axis={"format": "%"})
-    color = name_color(shown, PICKED)
+    color = name_color(shown, PICKED, highlight)
     tooltip = [
         field("name:N"),
         field("arm:N", title="kind"),
@@ -264,13 +350,17 @@ def reliability_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figur
     )
 
 
-def risk_coverage_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figure:
+def risk_coverage_chart(
+    frame: pd.DataFrame, *, title: str | None = None, highlight: str | None = None
+) -> Figure:
     """Selective risk against coverage, one curve per responder (thresholds L4 .. L0);
-    kind families, pools heavier, legend selection as in the reliability chart."""
-    shown = with_weights(frame.dropna(subset=["coverage"]))
+    kind families, pools heavier, legend selection and ``highlight`` as in the
+    reliability chart."""
+    highlight = _highlighted(frame, highlight)
+    shown = with_weights(frame.dropna(subset=["coverage"]), highlight)
     percent = {"domain": [0, 1]}
     return {
-        "data": values(shown),
+        "data": values(drawn_last(shown, highlight)),
         "mark": mark("line", point={"size": 18}),
         "encoding": {
             "x": field(
@@ -285,7 +375,7 @@ def risk_coverage_chart(frame: pd.DataFrame, *, title: str | None = None) -> Fig
                 scale=percent,
                 axis={"format": "%"},
             ),
-            "color": name_color(shown, PICKED),
+            "color": name_color(shown, PICKED, highlight),
             "strokeWidth": field("weight:Q", scale=None),
             "opacity": when(PICKED, 0.95, 0.08),
             "detail": field("name:N"),
@@ -338,27 +428,59 @@ def case_matrix_chart(
         "height": 80,
     }
     domain = list(CELL_COLORS)
-    grid = {
-        "data": values(cells),
-        # a click on a cell picks its case (the page opens it below the matrix)
-        "params": [{"name": OPEN_CASE, "select": {"type": "point", "fields": ["case_id"]}}],
-        "mark": mark("rect", stroke="#dddddd", strokeWidth=0.5, cursor="pointer"),
+    y = field("responder:N", sort=responders, title=None)
+    tooltip = [
+        field("responder:N"),
+        field("kind:N"),
+        field("case_id:N"),
+        field("outcome:N"),
+        field("likert:Q"),
+    ]
+    rects = {
+        "mark": mark("rect", stroke="#dddddd", strokeWidth=0.5),
         "encoding": {
             "x": x,
-            "y": field("responder:N", sort=responders, title=None),
+            "y": y,
             "color": field(
                 "outcome:N",
                 scale={"domain": domain, "range": [CELL_COLORS[d] for d in domain]},
                 title="outcome",
+                legend={"labelExpr": glyph_legend_labels(domain)},
             ),
-            "tooltip": [
-                field("responder:N"),
-                field("kind:N"),
-                field("case_id:N"),
-                field("outcome:N"),
-                field("likert:Q"),
-            ],
         },
+    }
+    layers: list[Spec] = [rects]
+    if width / max(len(order), 1) >= GLYPH_PX:  # the glyph fits in the cell
+        layers.append(
+            {
+                "transform": [{"filter": "datum.glyph !== ''"}],
+                "mark": mark("text", fontSize=GLYPH_PX, fontWeight="bold", baseline="middle"),
+                "encoding": {
+                    "x": x,
+                    "y": y,
+                    "text": field("glyph:N"),
+                    "color": field("ink:N", scale=None),
+                },
+            }
+        )
+    # On top, the cells again, invisible, carry the click and the tooltip: a click on a
+    # glyph would otherwise hit the text, not the cell (one point selection cannot span
+    # two layers: Vega then declares its signal twice).
+    layers.append(
+        {
+            # a click on a cell picks its case (the page opens it below the matrix)
+            "params": [{"name": OPEN_CASE, "select": {"type": "point", "fields": ["case_id"]}}],
+            "mark": mark("rect", fill=INK_DARK, fillOpacity=0.001, cursor="pointer"),
+            "encoding": {"x": x, "y": y, "tooltip": tooltip},
+        }
+    )
+    marked = cells.assign(
+        glyph=[GLYPHS.get(str(o), "") for o in cells["outcome"]],
+        ink=[ink_on(CELL_COLORS.get(str(o), "#ffffff")) for o in cells["outcome"]],
+    )
+    data = values(marked)
+    grid = {
+        **layer(*({"data": data, **part} for part in layers)),
         "width": width,
         "height": max(16 * len(responders), 60),
     }

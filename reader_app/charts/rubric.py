@@ -9,13 +9,15 @@ import pandas as pd
 from reader_app.charts.builders import WIDTH, Figure
 from reader_app.charts.vl import field, mark, values
 
-TIER_COLORS: Final = {  # best first, SCORING.md section 6
-    "Exceptional": "#006d2c",
-    "Strong": "#31a354",
-    "Solid": "#a1d99b",
+# best first, SCORING.md section 6: blues for the good tiers, oranges for the poor ones
+# (not greens and reds, which merge for red-green colour vision; issue 42)
+TIER_COLORS: Final = {
+    "Exceptional": "#084594",  # not #08519c, a group pool the dark page swaps
+    "Strong": "#4292c6",
+    "Solid": "#9ecae1",
     "Mixed": "#fdae6b",
     "Poor": "#e6550d",
-    "Fail": "#a50f15",
+    "Fail": "#7f2704",
 }
 
 

@@ -24,7 +24,9 @@ class PageSpec:
 
 EXAM = PageSpec("exam.py", "Exam", "📝", "exam")
 ADJUDICATE = PageSpec("adjudicate.py", "Adjudication", "⚖️", "adjudicate")
-ANSWER_KEY = PageSpec("answer_key.py", "Answer key", "🔑", "answer-key")
+# a Material icon like its neighbours in the coordinator's sidebar: the emoji drew as an empty
+# box where the browser has no emoji font (Debian's Chromium, issue 42 screenshots)
+ANSWER_KEY = PageSpec("answer_key.py", "Answer key", ":material/key:", "answer-key")
 CONSENT = PageSpec("consent.py", "Consent", "📄", "consent")
 PROFILE = PageSpec("profile.py", "Your profile", "👤", "profile")
 PROGRESS = PageSpec("coordinator.py", "Progress", ":material/monitoring:", "progress")

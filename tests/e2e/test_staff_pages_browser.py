@@ -9,6 +9,12 @@
 
 Screenshots at 1440x900 and 1024x768 of the case bank and the invites page, and
 every text of them at WCAG AA against its real background.
+
+The second walk (issue 42) opens every staff page (Progress, Leaderboard, Per-case
+matrix, Charts, Model runs, Exports, Report, Answer key, Invites, Case bank,
+Adjudication) at both sizes: every text at AA against its real background, no metric
+label cut, no chart past the column, the Progress table without sideways scroll, a
+screenshot of the screen and of the whole page (test-artifacts/).
 """
 
 from __future__ import annotations
@@ -153,16 +159,72 @@ _CUT_LABELS_JS = """
 """
 
 
+# charts whose right edge runs past the main column's content box (their legend was cut)
+_CHARTS_PAST_THE_COLUMN_JS = """
+() => {
+  const box = document.querySelector('[data-testid="stMainBlockContainer"]');
+  const right = box.getBoundingClientRect().right - parseFloat(getComputedStyle(box).paddingRight);
+  return [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+    .map(e => e.getBoundingClientRect().right - right).filter(over => over > 1);
+}
+"""
+# how far the table's grid scrolls sideways (0 when every column fits)
+_SIDEWAYS_JS = """
+table => Math.max(0, ...[...table.querySelectorAll('.dvn-scroller')]
+  .map(e => e.scrollWidth - e.clientWidth))
+"""
+
+
+def _click_a_glyph_cell(page: Page) -> None:
+    """A click on a matrix cell's centre, where its glyph (check, cross) is drawn, still
+    opens that case: the invisible cells on top take the click, not the glyph's text."""
+    chart = page.locator(".st-key-pc_matrix").get_by_test_id("stVegaLiteChart")
+    box = chart.locator("canvas, svg").first.bounding_box()
+    assert box is not None
+    tip = page.locator("#vg-tooltip-element")
+    for fy in (0.55, 0.6, 0.65, 0.7, 0.75):
+        for fx in (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5):
+            x, y = box["x"] + box["width"] * fx, box["y"] + box["height"] * fy
+            page.mouse.move(x, y)
+            page.wait_for_timeout(150)
+            text = tip.inner_text() if tip.count() and tip.is_visible() else ""
+            found = re.search(r"case_id\s*(\S+)", text)
+            if found and "responder" in text and re.search(r"outcome\s*(correct|wrong)", text):
+                page.mouse.click(x, y)
+                expect(page.locator(".st-key-pc_case")).to_contain_text(
+                    f"Case {found.group(1)}", timeout=WAIT
+                )
+                return
+    raise AssertionError("no correct or wrong cell under the pointer")
+
+
+def _whole_page_shot(page: Page, name: str, width: int, height: int) -> None:
+    """Streamlit scrolls its main area, not the document, so a "full page" shot is one
+    screen: this one grows the window to the main area's length, at the same width."""
+    length = page.locator('[data-testid="stMain"]').evaluate("e => e.scrollHeight")
+    page.set_viewport_size({"width": width, "height": max(height, min(int(length), 6000))})
+    settled(page)
+    page.screenshot(path=str(artifact(name)))
+    page.set_viewport_size({"width": width, "height": height})
+    settled(page)
+
+
 def _contrast_at_both_sizes(page: Page, name: str) -> list[str]:
     """Screenshots at both sizes (test-artifacts/) and every text below AA, at each size."""
+    expect(page.get_by_text("Page not found")).to_have_count(0)  # the page itself, measured
     failures: list[str] = []
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
         settled(page)
         page.screenshot(path=str(artifact(f"{name}-{width}x{height}.png")), full_page=True)
+        _whole_page_shot(page, f"{name}-{width}x{height}-whole.png", width, height)
         for part in ("stMain", "stSidebar"):
             found = low_contrast_texts(page.locator(f'[data-testid="{part}"]'))
             failures += [f"{name} {width}x{height} {part}: {f}" for f in found]
+        if cut := page.evaluate(_CUT_LABELS_JS):
+            failures.append(f"{name} {width}x{height}: metric labels cut: {cut}")
+        if past := page.evaluate(_CHARTS_PAST_THE_COLUMN_JS):
+            failures.append(f"{name} {width}x{height}: charts past the column by {past} px")
     return failures
 
 
@@ -194,7 +256,12 @@ def test_progress_metrics_fit_1024_and_staff_texts_are_aa_at_both_sizes(
     expect(imported).to_be_visible(timeout=WAIT)
     settled(page)
     assert page.evaluate(_CUT_LABELS_JS) == []  # no metric label is cut with an ellipsis
-    failures = _contrast_at_both_sizes(page, "progress")
+    table = page.get_by_test_id("stDataFrame").first
+    expect(table).to_be_visible(timeout=WAIT)
+    # the readers' table fits the page's width: no sideways scroll at 1024 px
+    sideways = table.evaluate(_SIDEWAYS_JS)
+    failures = [f"progress table scrolls {sideways} px sideways at 1024"] if sideways > 1 else []
+    failures += _contrast_at_both_sizes(page, "progress")
 
     page.goto(f"{served.url}/?token={analyst}")  # the leaderboard is the analyst's landing page
     expect(page.get_by_role("heading", name="Leaderboard", level=1)).to_be_visible(timeout=WAIT)
@@ -204,9 +271,37 @@ def test_progress_metrics_fit_1024_and_staff_texts_are_aa_at_both_sizes(
     expect(slider_value).to_be_visible(timeout=WAIT)
     settled(page)
     failures += _contrast_at_both_sizes(page, "leaderboard")
-    for title, name in (("Per-case matrix", "per-case"), ("Exports", "exports")):
+    for title, name in (
+        ("Per-case matrix", "per-case"),
+        ("Charts", "charts"),
+        ("Model runs", "model-runs"),
+        ("Exports", "exports"),
+        ("Report", "report"),
+    ):
         page.goto(f"{served.url}/{name}?token={analyst}")  # a staff link to the page
         expect(page.get_by_role("heading", name=title, level=1)).to_be_visible(timeout=WAIT)
         settled(page)
         failures += _contrast_at_both_sizes(page, name)
+        if name == "per-case":
+            _click_a_glyph_cell(page)
+    # the coordinator's landing page is the answer key, served at "/" (Streamlit answers
+    # its own address, /answer-key, with "Page not found")
+    for title, name in (("Answer key", ""), ("Invites", "invites"), ("Case bank", "case-bank")):
+        page.goto(f"{served.url}/{name}?token={coordinator}")
+        expect(page.get_by_role("heading", name=title, level=1)).to_be_visible(timeout=WAIT)
+        settled(page)
+        failures += _contrast_at_both_sizes(page, name or "answer-key")
+        if name == "invites":  # the people table fits at 1024 px too
+            sideways = page.get_by_test_id("stDataFrame").last.evaluate(_SIDEWAYS_JS)
+            if sideways > 1:
+                failures.append(f"invites table scrolls {sideways} px sideways at 1024")
+
+    # the adjudicator's page with an answer waiting for a decision
+    simulate_reader(session, study, "R03", plan_for(cases, "WWWW"), group="PGY2")
+    adjudicator = make_reader(session, study, code="ADJ2", role="adjudicator").token
+    page.goto(f"{served.url}/?token={adjudicator}")  # the adjudicator's one page
+    expect(page.get_by_role("heading", name="Adjudication", level=1)).to_be_visible(timeout=WAIT)
+    expect(page.get_by_role("button", name="Correct", exact=True)).to_be_visible(timeout=WAIT)
+    settled(page)
+    failures += _contrast_at_both_sizes(page, "adjudication")
     assert not failures, failures

@@ -22,7 +22,9 @@ KNOWN: Final = {
     "median_s_per_case": "Median s per case",
     "median_s": "Median s per case",
     "profile_group": "Profile says",
-    "invited_at": "Invited",
+    "s_per_case": "s/case",  # the median (the Progress page's narrow table)
+    "last_activity": "Last activity (UTC)",
+    "invited_at": "Invited (UTC)",
     "pool_gets": "Pool gets it",
     "n": "N",
     "idk": "I don't know",

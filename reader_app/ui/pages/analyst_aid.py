@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from reader_app.analysis.aid_view import aid_figures
+from reader_app.charts.builders import CELL_COLORS
 from reader_app.ui.components.analysis_cache import case_set, load_data, scoring_controls
 from reader_app.ui.components.safe_text import show_table
 from reader_app.ui.context import staff_user
@@ -55,7 +56,13 @@ st.subheader("Switches by the model's confidence")
 chart = figures.by_confidence.set_index("model_confidence")[
     ["harmful_switch_rate", "helpful_switch_rate"]
 ].rename(columns={"harmful_switch_rate": "Harmful", "helpful_switch_rate": "Helpful"})
-st.bar_chart(chart, stack=False, x_label="Model's confidence (Likert)", y_label="Switch rate")
+st.bar_chart(  # harmful in the charts' "wrong" orange, helpful in their "correct" blue
+    chart,
+    stack=False,
+    x_label="Model's confidence (Likert)",
+    y_label="Switch rate",
+    color=[CELL_COLORS["wrong"], CELL_COLORS["correct"]],
+)
 show_table(figures.by_confidence, key="aid_confidence")
 if len(figures.by_group):
     st.subheader("By reader group")

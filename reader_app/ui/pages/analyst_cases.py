@@ -137,7 +137,7 @@ else:
                 )
 
 counts = matrix.cases["split"].value_counts()
-cols = st.columns(5)
+cols = [*st.columns(3), *st.columns(3)]  # five in a row cut their labels at 1024 px
 for col, name in zip(cols[:4], SPLITS[:4], strict=True):
     col.metric(name, int(counts.get(name, 0)))
 cols[4].metric("pool and a model disagree", int((matrix.cases["models_disagreeing"] > 0).sum()))

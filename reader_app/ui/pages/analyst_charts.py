@@ -6,6 +6,7 @@ Each chart comes with PNG, SVG and the CSV behind it (ui/components/charts.py).
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from reader_app.analysis.chart_data import (
@@ -33,6 +34,14 @@ from reader_app.ui.components.analysis_cache import (
 from reader_app.ui.components.charts import chart_panel
 from reader_app.ui.context import staff_user
 
+HIGHLIGHT_FROM = 7  # past the six warm hues people tell apart at a glance
+
+
+def _names(frame: pd.DataFrame, arm: str) -> list[str]:
+    """The series of one kind, in the leaderboard's order."""
+    return list(dict.fromkeys(str(n) for n in frame.loc[frame["arm"] == arm, "name"]))
+
+
 user = staff_user("analyst")
 controls = scoring_controls()
 data = load_data(user)
@@ -48,8 +57,9 @@ stem = data.slug
 
 st.subheader("Response profile")
 st.caption(
-    "Share of the cases per outcome: wrong answers by confidence (red), “I don't know” "
-    "(grey), correct answers by confidence (green). Pools weigh each case once."
+    "Share of the cases per outcome: wrong answers (✗, orange) by confidence, “I don't "
+    "know” (?, grey), correct answers (✓, blue) by confidence; darker is more confident. "
+    "Pools weigh each case once."
 )
 profile = response_profile(board, readers=readers)
 chart_panel(
@@ -63,8 +73,22 @@ chart_panel(
 st.subheader("Reliability diagram")
 st.caption("Accuracy at each confidence level; the dashed diagonal is p = L/4.")
 rel = reliability(board, readers=readers)
+# Sixteen model runs in warm hues were not told apart (issue 42): one responder in colour,
+# every other grey. From HIGHLIGHT_FROM model runs on, the leaderboard's first is chosen.
+models = _names(rel, "model")
+highlight = st.selectbox(
+    "Responder in colour, the others grey (reliability and risk-coverage)",
+    [None, *models, *_names(rel, "reader")],
+    index=1 if len(models) >= HIGHLIGHT_FROM else 0,
+    format_func=lambda name: "none: every responder in its own colour" if name is None else name,
+    key="ch_highlight",
+)
 chart_panel(
-    reliability_chart(rel), rel, name="Reliability", key="ch_rel", file_stem=f"{stem}-reliability"
+    reliability_chart(rel, highlight=highlight),
+    rel,
+    name="Reliability",
+    key="ch_rel",
+    file_stem=f"{stem}-reliability",
 )
 
 st.subheader("Risk-coverage")
@@ -74,7 +98,7 @@ st.caption(
 )
 rc = risk_coverage(board, readers=readers)
 chart_panel(
-    risk_coverage_chart(rc),
+    risk_coverage_chart(rc, highlight=highlight),
     rc,
     name="Risk-coverage",
     key="ch_rc",

@@ -17,6 +17,7 @@ from reader_app.analysis.invites import (
     links_frame,
     parse_invite_lines,
     people,
+    people_display,
     revoke,
     shown_links,
 )
@@ -121,7 +122,7 @@ if differences := group_differences(everyone):
         )
         for line in differences:
             st.text(line)
-show_table(everyone, key="inv_people")
+show_table(people_display(everyone), key="inv_people")
 st.download_button(
     "Download the list (CSV, no links)",
     data=_spreadsheet_csv(everyone.drop(columns=["invited_at"]).assign(link="")),

@@ -18,6 +18,7 @@ from reader_app.analysis.case_matrix import case_matrix, natural_key
 from reader_app.analysis.chart_data import reliability, risk_coverage
 from reader_app.analysis.coordinator import (
     IMPORTED,
+    PROGRESS_SHOWN,
     progress_display,
     reader_counts,
     reader_progress,
@@ -188,3 +189,8 @@ def test_the_synthetic_study_is_complete_and_graded(session: Session, settings: 
     text_cells = {str(v) for v in shown.to_numpy().ravel()}
     assert not text_cells & {"None", "nan", "NaN", "<NA>", "NaT"}
     assert shown.set_index("reader").loc["R-link", "last_activity"] == "never"
+    # the page's narrow table says how a reader came and whether they stalled in the status
+    assert list(shown.columns) == list(PROGRESS_SHOWN)
+    assert shown.set_index("reader").loc["R01", "status"] == "imported"
+    assert shown.set_index("reader").loc["R-link", "status"] == "⚠ stalled"
+    assert shown.set_index("reader").loc["R-link", "answered"].startswith("0 of ")

@@ -121,3 +121,29 @@ def test_no_audit_no_section(session: Session, settings: Settings) -> None:
             study_data(session=session, study=study), ScoringParams(n_boot=0), audits=[]
         ).lower()
     )
+
+
+def test_audit_arms_are_never_ranked_among_the_models(
+    app_for: Callable[..., AppTest], session: Session, audited_study: Study
+) -> None:
+    """Issue 42: "seer [occlude_relevant]", "seer (text only)"... were rows of the RadLE-C
+    table and bars of its chart; only the audited model's own run is a model."""
+    data = study_data(session=session, study=audited_study)
+    models = set(data.frame.loc[data.frame["kind"] == "model", "responder"])
+    assert models == {"seer", HOSTILE}  # each audit's original arm, nothing else
+    assert "seer [occlude_relevant]" in data.audit_runs
+    assert "seer (text only)" in data.audit_runs and len(data.audit_runs) == 8
+    token = make_reader(session, audited_study, code="AN1", role="analyst").token
+    at = app_for(token)
+    at.number_input(key="an_boot").set_value(50)
+    at.run()
+    assert not at.exception
+    # the RadLE table (HTML) and the RadLE-C chart: the audited models, no arm
+    board = "\n".join(str(h.proto.body) for h in at.get("html"))
+    assert "seer" in board and "[occlude" not in board and "(text only)" not in board
+    charts = [str(c.proto.spec) for c in at.get("vega_lite_chart")]
+    radle_c = [c for c in charts if "RadLE-C" in c]
+    assert radle_c and "seer" in radle_c[0]
+    assert not any("[occlude" in c or "(text only)" in c for c in radle_c)
+    tree = texts(at)  # the audit's own section still shows every arm
+    assert "Causal grounding audit" in tree

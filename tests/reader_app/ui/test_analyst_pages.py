@@ -3,6 +3,7 @@ report; empty states; the role gate; hostile names shown as text."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -100,6 +101,53 @@ def test_leaderboard_and_every_analyst_page(
         assert any(label.startswith(f"Download {what} (") for label in labels), labels
     at.switch_page(PAGES["runs"]).run()
     assert "vlm-b" in texts(at) and "import" in texts(at)
+
+
+def test_many_model_runs_show_one_in_colour_the_rest_grey(
+    app_for: Callable[..., AppTest], session: Session, settings: Settings
+) -> None:
+    """Issue 42: 16 model lines in similar warm hues; from seven runs on, the Charts page
+    draws one responder in colour (the leaderboard's first model) and the others grey."""
+    from reader_app.charts.palette import GREYED
+
+    study = make_study(session, settings.asset_dir, n_cases=4)
+    simulate_reader(session, study, "R01", plan_for(CASES, "CCwI"), group="board-certified")
+    patterns = ("CCCW", "IwCC", "CWCW", "WWCC", "CCCC", "cWMI", "MMWW")
+    for i, pattern in enumerate(patterns):
+        import_model_run(session, study, f"vlm-{i}", plan_for(CASES, pattern))
+    grade_everything(session, study)
+    at = _boot(app_for(make_reader(session, study, code="AN1", role="analyst").token), 0)
+    at.switch_page(PAGES["charts"]).run()
+    assert not at.exception
+    box = at.selectbox(key="ch_highlight")
+    assert box.value is not None and box.value.startswith("vlm-") and box.index == 1
+
+    def reliability_colours() -> dict[str, str]:
+        (chart,) = [c for c in at.get("vega_lite_chart") if "Reliability" in str(c.proto)]
+        spec = json.loads(chart.proto.spec)
+        scale = spec["layer"][1]["encoding"]["color"]["scale"]
+        return dict(zip(scale["domain"], scale["range"], strict=True))
+
+    colours = reliability_colours()
+    assert colours[box.value] != GREYED and colours["R01"] == GREYED
+    assert sum(c == GREYED for c in colours.values()) == len(patterns)  # 6 runs, 1 reader
+    box.select_index(0).run()  # none chosen: every responder in its own colour again
+    assert GREYED not in reliability_colours().values()
+
+
+def test_the_run_uploader_states_its_own_16_mb_cap(
+    app_for: Callable[..., AppTest], session: Session, settings: Settings
+) -> None:
+    """Issue 42: the run uploader said Streamlit's "500MB per file"; the gate holds a run
+    file to RUN_UPLOAD_MB, and the widget's own limit (what it shows) is that."""
+    from reader_app.core.upload_limits import RUN_UPLOAD_MB
+
+    study = make_study(session, settings.asset_dir, n_cases=2)
+    at = app_for(make_reader(session, study, code="AN1", role="analyst").token)
+    at.switch_page(PAGES["runs"]).run()
+    assert not at.exception
+    (uploader,) = at.get("file_uploader")
+    assert uploader.proto.max_upload_size_mb == RUN_UPLOAD_MB == 16
 
 
 def test_empty_states_are_messages(

@@ -180,3 +180,16 @@ def test_the_key_uploader_states_its_own_4_mb_cap(
     assert not at.exception
     (uploader,) = at.get("file_uploader")
     assert uploader.proto.max_upload_size_mb == 4  # == KEY_UPLOAD_MB, the gate's cap
+
+
+def test_the_study_zip_uploader_states_the_configured_cap(
+    coordinator_app: tuple[AppTest, Study], settings: Settings
+) -> None:
+    """Issue 42: every uploader said Streamlit's "500MB per file"; the study ZIP's says the
+    server's configured cap (READERSTUDY_MAX_UPLOAD_MB), in its label and its widget."""
+    at, _ = coordinator_app
+    at.switch_page("ui/pages/study_setup.py").run()
+    assert not at.exception
+    (uploader,) = at.get("file_uploader")
+    assert uploader.proto.max_upload_size_mb == settings.max_upload_mb
+    assert f"(up to {settings.max_upload_mb} MB)" in uploader.proto.label
