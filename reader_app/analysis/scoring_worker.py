@@ -31,9 +31,12 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import pickle
+import sys
 import threading
+import types
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
@@ -66,6 +69,23 @@ def _start() -> None:
 
 def ping() -> int:
     return os.getpid()
+
+
+class WorkerError(RuntimeError):
+    """An error of the worker that could not cross the pipe as it was (not picklable)."""
+
+
+def call(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)``; an exception that would not unpickle in the server (which would
+    break the pool) comes back as a WorkerError with its type and message."""
+    try:
+        return fn(*args)
+    except Exception as exc:
+        try:
+            pickle.loads(pickle.dumps(exc))
+        except Exception:
+            raise WorkerError(f"{type(exc).__name__}: {exc}") from None
+        raise
 
 
 def load(database_url: str, study_id: int, version: str) -> StudyData:
@@ -119,6 +139,28 @@ def case_matrix(
 
 # ----------------------------------------------------------------- in the server
 
+_MAIN_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _bare_main() -> Iterator[None]:
+    """``__main__`` without a file while a worker is spawned.
+
+    A spawned child runs the parent's ``__main__`` file again (multiprocessing's
+    "main fixup"); in a Streamlit server ``__main__`` is the app script
+    (reader_app/main.py), whose page code must not run in a worker. A script
+    run that sets ``__main__`` meanwhile only makes that worker fail its ping:
+    it is dropped and the next request starts another.
+    """
+    with _MAIN_LOCK:
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            yield
+        finally:
+            if main is not None:
+                sys.modules["__main__"] = main
+
 
 def enabled() -> bool:
     return os.environ.get(ENV, "on").strip().lower() not in {"off", "0", "false", "no"}
@@ -131,6 +173,7 @@ class ScoringWorker:
         self._lock = threading.Lock()
         self._pool: ProcessPoolExecutor | None = None
         self._ready: Future[int] | None = None
+        self._announced = False
         self.offloaded = 0  # requests answered by the worker
         self.fallbacks = 0  # requests computed in-process after the worker broke
 
@@ -140,14 +183,19 @@ class ScoringWorker:
             if self._pool is None:
                 context = multiprocessing.get_context("spawn")
                 self._pool = ProcessPoolExecutor(1, mp_context=context, initializer=_start)
-                self._ready = self._pool.submit(ping)
+                with _bare_main():  # the process starts on this first submit
+                    self._ready = self._pool.submit(ping)
                 return None
             ready = self._ready
             if ready is None or not ready.done():
                 return None
             if ready.exception() is not None:
+                log.warning("the scoring worker did not start: %s", ready.exception())
                 self._drop(self._pool)
                 return None
+            if not self._announced:
+                self._announced = True
+                log.info("scoring worker process %d answers the analyst pages", ready.result())
             return self._pool
 
     def _drop(self, pool: ProcessPoolExecutor) -> None:
@@ -162,7 +210,7 @@ class ScoringWorker:
         if pool is None:
             return fallback()
         try:
-            future = pool.submit(fn, *args)
+            future = pool.submit(call, fn, *args)
         except (BrokenProcessPool, RuntimeError):  # broken, or shut down meanwhile
             with self._lock:
                 self._drop(pool)
@@ -199,4 +247,4 @@ class ScoringWorker:
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-__all__ = ["ENV", "ScoringWorker", "enabled"]
+__all__ = ["ENV", "ScoringWorker", "WorkerError", "enabled"]
