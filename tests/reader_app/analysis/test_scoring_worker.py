@@ -5,6 +5,7 @@ Real worker processes (spawn) reading the test's SQLite file or PostgreSQL datab
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from collections.abc import Iterator
@@ -16,9 +17,11 @@ from sqlmodel import Session
 from reader_app.analysis.case_matrix import case_matrix
 from reader_app.analysis.leaderboard import build_leaderboard
 from reader_app.analysis.scored_study import SharedScoring, merged_group_split
-from reader_app.analysis.scoring_worker import ScoringWorker
+from reader_app.analysis.scoring_worker import ScoringWorker, WorkerError
 from reader_app.core.settings import Settings
+from reader_app.runs.importers import import_run_file
 from scoring import ScoringParams
+from scoring.frame import UngradedRowsError
 from tests.factories import make_study
 from tests.reader_app.analysis.scenario import grade_everything, plan_for, simulate_reader
 from tests.reader_app.analysis.test_scored_study import (
@@ -33,6 +36,15 @@ from tests.reader_app.analysis.test_scored_study import (
 )
 
 BOOT = ScoringParams(n_boot=40, seed=3)
+
+
+class _Unpicklable(Exception):
+    def __init__(self, rows: list[str], note: str) -> None:  # unpickles with one argument
+        super().__init__(f"{note}: {rows}")
+
+
+def _fails_unpicklably() -> None:
+    raise _Unpicklable(["a"], "no figures")
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +111,31 @@ def test_a_failure_in_the_worker_is_not_kept(
         (C_R01 + C_R02 + C_R03) / 3
     )
     assert cache.computations == computed + 1 and worker.fallbacks == 0
+
+
+def test_an_error_crosses_the_pipe_and_the_worker_stays(
+    session: Session, settings: Settings, worker: ScoringWorker
+) -> None:
+    """The scoring's own errors come back as they are (UngradedRowsError, which a page
+    shows); one that would not unpickle as a WorkerError: the pool is not broken."""
+    study = _study(session, settings)
+    novel = json.dumps({"case_id": "case-001", "diagnosis": "Novel finding", "likert": 4})
+    import_run_file(
+        session=session, study=study, source=novel.encode(), fmt="jsonl", name="vlm-beta",
+        model="vlm-beta", group="vendor",
+    )  # fmt: skip
+    session.commit()
+    cache = SharedScoring(worker=worker)
+    data = cache.study_data(session=session, study=study)
+    assert data.n_pending == 1
+    with pytest.raises(UngradedRowsError, match="vlm-beta/case-001"):
+        cache.leaderboard(data, data.case_ids, NO_BOOT)
+    with pytest.raises(WorkerError, match="_Unpicklable: no figures"):
+        worker.run(_fails_unpicklably, fallback=lambda: None)
+    offloaded = worker.offloaded
+    graded = data.graded_cases()  # case-001 left out: the rest scores, in the worker
+    assert len(cache.leaderboard(data, graded, NO_BOOT).table) > 0
+    assert worker.offloaded == offloaded + 1 and worker.fallbacks == 0
 
 
 def test_a_killed_worker_is_replaced_by_computing_here(
