@@ -42,12 +42,12 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from reader_app.analysis.data import StudyData
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # at run time imported where used: the worker imports this module
+    # (its initializer) before lowering its priority, so this module stays stdlib-only
     import pandas as pd
 
     from reader_app.analysis.case_matrix import CaseMatrix
+    from reader_app.analysis.data import StudyData
     from reader_app.analysis.leaderboard import Leaderboard
     from scoring import ScoringParams
 
