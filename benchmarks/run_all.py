@@ -54,8 +54,8 @@ INTRO = """\
 Every benchmark of readerstudy on one page. `make bench` runs them all
 (`python -m benchmarks.run_all`, one process each, one after the other) and rewrites
 each section below from the figures it measured: the summary table first, then
-scoring, strip building, load, case-to-case transitions, memory, the analyst's pages
-and CT imports. Each section
+scoring, strip building, load, case-to-case transitions, memory, readers while an
+analyst browses, the analyst's pages and CT imports. Each section
 gives its command, the machine, the figures and what they are compared with (a
 naive implementation, a floor measured in the same run, or the code before the
 work). The machine is a shared 2-core VM on which other test suites run too, so
@@ -268,20 +268,20 @@ BENCHES = [
         analyst_memory_headline,
     ),
     Bench(
-        "analyst_pages",
-        "analyst_pages.py",
-        "## Analyst pages",
-        lambda doc, pg, js: ["--json-out", js, *(["--update-doc", doc] * bool(doc))],
-        lambda pg, js: ["--quick", "--json-out", js],
-        analyst_pages_headline,
-    ),
-    Bench(
         "analyst_contention",
         "analyst_contention.py",
         "## Readers while an analyst browses",
         lambda doc, pg, js: ["--json-out", js, *(["--update-doc", doc] * bool(doc))],
         lambda pg, js: ["--quick", "--json-out", js],
         analyst_contention_headline,
+    ),
+    Bench(
+        "analyst_pages",
+        "analyst_pages.py",
+        "## Analyst pages",
+        lambda doc, pg, js: ["--json-out", js, *(["--update-doc", doc] * bool(doc))],
+        lambda pg, js: ["--quick", "--json-out", js],
+        analyst_pages_headline,
     ),
     Bench(
         "ct_import",
