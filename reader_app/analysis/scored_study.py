@@ -288,9 +288,20 @@ class SharedScoring:
         def load() -> StudyData:
             if self.worker is None or url is None:
                 return here()
-            with self._lock:
-                self._source[version] = url
-            data = self.worker.run(scoring_worker.load, url, study_id, version, fallback=here)
+            loaded_here: list[bool] = []
+
+            def fallback() -> StudyData:
+                loaded_here.append(True)
+                return here()
+
+            data = self.worker.run(scoring_worker.load, url, study_id, version, fallback=fallback)
+            if not loaded_here:
+                # the worker holds this version's frame: its scorings go there too; a
+                # version loaded here (no worker yet, e.g. the first page after a
+                # server start) is scored here, not sent to a worker that would load
+                # it again
+                with self._lock:
+                    self._source[version] = url
             return data  # type: ignore[no-any-return]
 
         return self._get((study.id, version, "data"), load)

@@ -10,11 +10,13 @@ result.
 
 - :class:`ScoringWorker` (server side) starts the process on first use, with
   ``spawn`` (a fork of the threaded server is unsafe; see docs/ingestion.md on
-  the staging pool). Until it has answered a first ping (imports take a second
-  or two), :meth:`ScoringWorker.submit` returns None and the caller computes in
-  its own process, so a first page after a server start does not wait for the
-  worker. A worker that dies (``BrokenProcessPool``) is dropped, the request is
-  computed in-process, and a new worker starts on the next request.
+  the staging pool). Until it has answered a first ping (which also makes its
+  imports: a second or two), :meth:`ScoringWorker.run` computes in the caller's
+  process, so a first page after a server start waits for neither. A version
+  whose frame was loaded in the server is scored there too
+  (reader_app.analysis.scored_study). A worker that dies (``BrokenProcessPool``)
+  is dropped, the request is computed in-process, and a new worker starts on the
+  next request.
 - The functions below run in the worker. It keeps the study data it loaded by
   (database URL, study id, data version), so a leaderboard after the data costs
   no second load; the version is the server's (reader_app.analysis.scored_study),
@@ -68,6 +70,12 @@ def _start() -> None:
 
 
 def ping() -> int:
+    """Warm the worker (the imports every request needs, at its lowered priority), then
+    say who it is: until this has answered, the server computes in its own process."""
+    import reader_app.analysis.case_matrix
+    import reader_app.analysis.scored_study
+    import reader_app.core.db  # noqa: F401
+
     return os.getpid()
 
 
