@@ -4,9 +4,9 @@ Loading a study's tidy frame (SQLAlchemy rows into pandas) and scoring it with
 the bootstrap hold the GIL for hundreds of milliseconds. Done in the process that
 serves the readers, they starved the readers' script runs while an analyst
 browsed (issue 43: reader transitions p95 67 -> 127 ms). Here they run in one
-worker process at a lower CPU priority (``nice`` +10): the server's analyst
-script thread waits on a future (which releases the GIL) and only unpickles the
-result.
+worker process at a lower CPU priority (``nice`` +10, once its imports are done):
+the server's analyst script thread waits on a future (which releases the GIL) and
+only unpickles the result.
 
 - :class:`ScoringWorker` (server side) starts the process on first use, with
   ``spawn`` (a fork of the threaded server is unsafe; see docs/ingestion.md on
@@ -45,7 +45,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # at run time imported where used: the worker imports this module
-    # (its initializer) before lowering its priority, so this module stays stdlib-only
+    # on start (it holds the ping), so this module stays stdlib-only
     import pandas as pd
 
     from reader_app.analysis.case_matrix import CaseMatrix
@@ -64,18 +64,17 @@ KEEP_DATA = 4  # study data versions a worker keeps
 _DATA: OrderedDict[tuple[str, int, str], StudyData] = OrderedDict()
 
 
-def _start() -> None:
-    with contextlib.suppress(OSError):  # not permitted: run at the same priority
-        os.nice(NICE)
-
-
 def ping() -> int:
-    """Warm the worker (the imports every request needs, at its lowered priority), then
-    say who it is: until this has answered, the server computes in its own process."""
+    """Warm the worker (the imports every request needs), lower its priority, and say
+    who it is: until this has answered, the server computes in its own process. The
+    imports run at the server's priority: once, and a worker starved of CPU while it
+    warms (a busy machine) would leave every page to the server for as long."""
     import reader_app.analysis.case_matrix
     import reader_app.analysis.scored_study
     import reader_app.core.db  # noqa: F401
 
+    with contextlib.suppress(OSError):  # not permitted: run at the same priority
+        os.nice(NICE)
     return os.getpid()
 
 
@@ -190,7 +189,7 @@ class ScoringWorker:
         with self._lock:
             if self._pool is None:
                 context = multiprocessing.get_context("spawn")
-                self._pool = ProcessPoolExecutor(1, mp_context=context, initializer=_start)
+                self._pool = ProcessPoolExecutor(1, mp_context=context)
                 with _bare_main():  # the process starts on this first submit
                     self._ready = self._pool.submit(ping)
                 return None
