@@ -54,8 +54,8 @@ INTRO = """\
 Every benchmark of readerstudy on one page. `make bench` runs them all
 (`python -m benchmarks.run_all`, one process each, one after the other) and rewrites
 each section below from the figures it measured: the summary table first, then
-scoring, strip building, load, case-to-case transitions, memory, the analyst's pages
-and CT imports. Each section
+scoring, strip building, load, case-to-case transitions, memory, readers while an
+analyst browses, the analyst's pages and CT imports. Each section
 gives its command, the machine, the figures and what they are compared with (a
 naive implementation, a floor measured in the same run, or the code before the
 work). The machine is a shared 2-core VM on which other test suites run too, so
@@ -187,6 +187,18 @@ def analyst_pages_headline(res: dict[str, Any], _: str) -> tuple[str, str, bool 
     return text, "first <= 1.3x; second <= 1.2x", bool(res["met"])
 
 
+def analyst_contention_headline(res: dict[str, Any], _: str) -> tuple[str, str, bool | None]:
+    if "summary" not in res:
+        return res.get("skipped", "(no result)"), "", None
+    w, old = res["summary"]["worker"], res["summary"]["in-process"]
+    text = (
+        f"reader transition p95 with an analyst cycling pages {w['ratio_p95']}x the analyst "
+        f"idle (scoring in-process: {old['ratio_p95']}x); {res['readers']} readers, "
+        f"{res['models']} models"
+    )
+    return text, "<= 1.3x", bool(res["met"])
+
+
 def ct_import_headline(res: dict[str, Any], _: str) -> tuple[str, str, bool | None]:
     if "speedup" not in res:
         return res.get("skipped", "(no result)"), "", None
@@ -254,6 +266,14 @@ BENCHES = [
         lambda doc, pg, js: ["--json-out", js, *(["--update-doc", doc] * bool(doc))],
         lambda pg, js: ["--quick", "--json-out", js],
         analyst_memory_headline,
+    ),
+    Bench(
+        "analyst_contention",
+        "analyst_contention.py",
+        "## Readers while an analyst browses",
+        lambda doc, pg, js: ["--json-out", js, *(["--update-doc", doc] * bool(doc))],
+        lambda pg, js: ["--quick", "--json-out", js],
+        analyst_contention_headline,
     ),
     Bench(
         "analyst_pages",

@@ -160,10 +160,16 @@ class Driven:
 
 
 def run_transitions(
-    browser: Any, floor_page: Any, study: BenchStudy, readers: Sequence[Driven], transitions: int
+    browser: Any,
+    floor_page: Any,
+    study: BenchStudy,
+    readers: Sequence[Driven],
+    transitions: int,
+    texts: Sequence[str] | None = None,
 ) -> None:
     """``transitions`` answers from each reader's first unanswered case; every step answers
-    once on each reader's page (interleaved) and then clicks the floor once."""
+    once on each reader's page (interleaved) and then clicks the floor once. ``texts``:
+    the diagnosis typed at each slot (default: a text no key matches)."""
     pages = []
     try:
         for reader in readers:
@@ -182,7 +188,8 @@ def run_transitions(
             progress = f"Case {nxt + 1} of {study.total}"
             order = pages if slot % 2 == 0 else pages[::-1]  # neither always goes first
             for run, page in order:
-                fill_answer(page, f"Benchmark answer {slot}", slot % 5)
+                text = texts[slot] if texts is not None else f"Benchmark answer {slot}"
+                fill_answer(page, text, slot % 5)
                 dom, total, settled = timed_click(page, SUBMIT, CASE_IMAGES, expected, progress)
                 run.app_ms.append(total)
                 run.app_dom_ms.append(dom)

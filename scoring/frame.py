@@ -49,6 +49,10 @@ class UngradedRowsError(FrameError):
             f"grade them first (responder/case_id): {_listing(self.rows)}"
         )
 
+    def __reduce__(self) -> tuple[type[UngradedRowsError], tuple[list[tuple[str, str]]]]:
+        # pickled by its rows, not its message: it crosses the scoring worker's pipe
+        return (type(self), (self.rows,))
+
 
 def _listing(rows: Sequence[tuple[str, str]]) -> str:
     shown = ", ".join(f"{r}/{c}" for r, c in rows[:_MAX_LISTED])

@@ -93,13 +93,23 @@ def served(
 
 
 def serve_app(
-    database_url: str, data_dir: Path, log: Path, root: Path = ROOT, wait: bool = True
+    database_url: str,
+    data_dir: Path,
+    log: Path,
+    root: Path = ROOT,
+    wait: bool = True,
+    env: dict[str, str] | None = None,
 ) -> Any:
-    """``readerstudy serve``; ``root``: another checkout's code (for a before/after run)."""
-    env = base_env() | {
-        "READERSTUDY_DATABASE_URL": database_url,
-        "READERSTUDY_DATA_DIR": str(data_dir),
-    }
+    """``readerstudy serve``; ``root``: another checkout's code (for a before/after run);
+    ``env``: more variables (e.g. ``READERSTUDY_SCORING_WORKER``)."""
+    env = (
+        base_env()
+        | (env or {})
+        | {
+            "READERSTUDY_DATABASE_URL": database_url,
+            "READERSTUDY_DATA_DIR": str(data_dir),
+        }
+    )
     if root != ROOT:
         env["PYTHONPATH"] = str(root)
     argv = [sys.executable, "-m", "reader_app.cli", "serve"]

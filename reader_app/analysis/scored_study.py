@@ -24,6 +24,13 @@ per *data version* and kept for every session of the server:
   from a :class:`StudyData` (a new analyst tab, a comparison column) plugs in
   with :meth:`SharedScoring.computed` under a name of its own.
 
+The loading and the scoring run in a worker process when the server has one
+(reader_app.analysis.scoring_worker: ``SHARED`` does, unless
+``READERSTUDY_SCORING_WORKER=off``), so an analyst's page run waits on a future
+instead of holding the GIL the readers' script runs need; results are keyed and
+shared here exactly as when computed in-process, and a worker that fails falls
+back to computing here.
+
 ``SHARED`` is the server's one instance; the UI's analysis_cache calls it.
 Nothing here imports Streamlit.
 """
@@ -42,10 +49,12 @@ import pandas as pd
 from sqlalchemy import Integer, cast, func
 from sqlmodel import Session, col, select
 
+from reader_app.analysis import scoring_worker
 from reader_app.analysis.case_matrix import CaseMatrix, case_matrix
 from reader_app.analysis.chart_data import groups_from_board, seniority
 from reader_app.analysis.data import ANALYSIS_ROLES, StudyData, study_data
 from reader_app.analysis.leaderboard import Leaderboard, build_leaderboard
+from reader_app.analysis.scoring_worker import ScoringWorker
 from reader_app.core.auth import AuthError, require_role
 from reader_app.core.errors import ReaderStudyError
 from reader_app.models import (
@@ -175,6 +184,24 @@ def _human_rows(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[frame["kind"] == "human"]
 
 
+def merged_group_split(
+    data: StudyData, cases: Sequence[str], params: ScoringParams
+) -> pd.DataFrame:
+    """The group split with training years as one "trainees" group: the readers alone
+    scored again (a pool's bootstrap draws depend on the seed and the cases alone)."""
+    humans = _human_rows(data.frame).copy()
+    humans["group"] = humans["group"].map(seniority)
+    return groups_from_board(build_leaderboard(humans, tuple(cases), params))
+
+
+def _database_url(session: Session) -> str | None:
+    """The URL a worker process can open, or None (an in-memory SQLite lives in this one)."""
+    url = session.get_bind().engine.url
+    if url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:"):
+        return None
+    return url.render_as_string(hide_password=False)
+
+
 class SharedScoring:
     """Results by (study id, data version, what, parameters), for every session of a server.
 
@@ -182,17 +209,31 @@ class SharedScoring:
     study's data version changes, its results of older versions are dropped.
     """
 
-    def __init__(self, max_entries: int = 48) -> None:
+    def __init__(self, max_entries: int = 48, worker: ScoringWorker | None = None) -> None:
         self._lock = threading.Lock()
         self._entries: OrderedDict[Key, Future[Any]] = OrderedDict()
         self._latest: dict[int, str] = {}
+        self._source: dict[str, str] = {}  # data version -> the database URL it was read from
         self.max_entries = max_entries
+        self.worker = worker
         self.computations = 0  # how many results were computed (not served from here)
+
+    def _offloaded(
+        self, data: StudyData, fn: Callable[..., T], *args: Any, here: Callable[[], T]
+    ) -> T:
+        """``fn(url, study id, version, *args)`` in the worker, or ``here()`` without one."""
+        url = self._source.get(data.version)
+        if self.worker is None or url is None:
+            return here()
+        return self.worker.run(  # type: ignore[no-any-return]
+            fn, url, data.study_id, data.version, *args, fallback=here
+        )
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
             self._latest.clear()
+            self._source.clear()
 
     def _forget_older(self, study_id: int, version: str) -> None:
         """Drop a study's results of other versions (called under the lock)."""
@@ -201,6 +242,9 @@ class SharedScoring:
         self._latest[study_id] = version
         for key in [k for k in self._entries if k[0] == study_id and k[1] != version]:
             del self._entries[key]
+        prefix = f"{study_id}:"
+        for old in [v for v in self._source if v.startswith(prefix) and v != version]:
+            del self._source[old]
 
     def _get(self, key: Key, compute: Callable[[], T]) -> T:
         with self._lock:
@@ -235,8 +279,30 @@ class SharedScoring:
         with self._lock:
             self._forget_older(study.id, version)
 
-        def load() -> StudyData:
+        url = _database_url(session) if self.worker is not None else None
+        study_id = study.id
+
+        def here() -> StudyData:
             return replace(study_data(session=session, study=study), version=version)
+
+        def load() -> StudyData:
+            if self.worker is None or url is None:
+                return here()
+            loaded_here: list[bool] = []
+
+            def fallback() -> StudyData:
+                loaded_here.append(True)
+                return here()
+
+            data = self.worker.run(scoring_worker.load, url, study_id, version, fallback=fallback)
+            if not loaded_here:
+                # the worker holds this version's frame: its scorings go there too; a
+                # version loaded here (no worker yet, e.g. the first page after a
+                # server start) is scored here, not sent to a worker that would load
+                # it again
+                with self._lock:
+                    self._source[version] = url
+            return data  # type: ignore[no-any-return]
 
         return self._get((study.id, version, "data"), load)
 
@@ -258,7 +324,13 @@ class SharedScoring:
             data,
             "leaderboard",
             self._board_key(data, chosen, params),
-            lambda: build_leaderboard(data.frame, chosen, params, data.grounded_case_ids),
+            lambda: self._offloaded(
+                data,
+                scoring_worker.leaderboard,
+                chosen,
+                params,
+                here=lambda: build_leaderboard(data.frame, chosen, params, data.grounded_case_ids),
+            ),
         )
 
     def has_leaderboard(self, data: StudyData, cases: Sequence[str], params: ScoringParams) -> bool:
@@ -293,9 +365,13 @@ class SharedScoring:
             )
 
         def merged() -> pd.DataFrame:
-            humans = _human_rows(data.frame).copy()
-            humans["group"] = humans["group"].map(seniority)
-            return groups_from_board(build_leaderboard(humans, chosen, params))
+            return self._offloaded(
+                data,
+                scoring_worker.merged_groups,
+                chosen,
+                params,
+                here=lambda: merged_group_split(data, chosen, params),
+            )
 
         return self.computed(data, "groups", (chosen, params_key(params), True), merged)
 
@@ -307,11 +383,17 @@ class SharedScoring:
             data,
             "case_matrix",
             (chosen, params_key(params)),
-            lambda: case_matrix(data.frame, chosen, params),
+            lambda: self._offloaded(
+                data,
+                scoring_worker.case_matrix,
+                chosen,
+                params,
+                here=lambda: case_matrix(data.frame, chosen, params),
+            ),
         )
 
 
-SHARED = SharedScoring()
+SHARED = SharedScoring(worker=ScoringWorker() if scoring_worker.enabled() else None)
 
 
 def shared_study_data(*, session: Session, actor: Reader) -> StudyData:
@@ -328,6 +410,7 @@ __all__ = [
     "SHARED",
     "SharedScoring",
     "data_version",
+    "merged_group_split",
     "params_key",
     "shared_study_data",
 ]

@@ -93,6 +93,12 @@ ENV_VARS: dict[str, tuple[str, str]] = {
         "server folder whose sub-folders a coordinator may import from in the browser; "
         "unset: no server-folder import",
     ),
+    "READERSTUDY_SCORING_WORKER": (
+        "on",
+        "on or off: analyst pages load and score the study in a worker process at low CPU"
+        " priority (reader_app.analysis.scoring_worker), so an analyst never slows the readers;"
+        " off: in the serving process",
+    ),
 }
 
 

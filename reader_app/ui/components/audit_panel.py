@@ -9,7 +9,6 @@ from typing import Any
 import streamlit as st
 
 from reader_app.analysis.data import ANALYSIS_ROLES
-from reader_app.analysis.exports import audit_params
 from reader_app.charts import audit_arms_chart
 from reader_app.core.auth import require_role
 from reader_app.core.csv_safe import spreadsheet_csv
@@ -38,6 +37,8 @@ def load_audits(user: SignedIn, params: ScoringParams) -> Audits:
         actor, study = load_reader(session, user)
         require_role(actor, *ANALYSIS_ROLES)
         assert study.id is not None
+        from reader_app.analysis.exports import audit_params  # pyarrow: not on the first paint
+
         reports = study_audits(session=session, study_id=study.id, params=audit_params(params))
         human = human_grounding(session=session, study_id=study.id) if reports else {}
     return Audits(reports, human)

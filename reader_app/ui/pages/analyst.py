@@ -16,7 +16,6 @@ from reader_app.analysis.chart_data import metric_bars
 from reader_app.analysis.data import StudyData
 from reader_app.analysis.leaderboard import Leaderboard, display_differences, display_mrmc
 from reader_app.analysis.leaderboard_view import SORTS, leaderboard_html
-from reader_app.analysis.model_runs import repeat_summary
 from reader_app.charts import metric_bars_chart
 from reader_app.core.csv_safe import spreadsheet_csv
 from reader_app.ui.components.analysis_cache import (
@@ -124,6 +123,10 @@ def radle_c_section(data: StudyData, board: Leaderboard, controls: Controls) -> 
 def repeats_section(data: StudyData, board: Leaderboard, controls: Controls) -> None:
     """Groups of repeat runs (run-model --repeats N): mean, SD and run-to-run agreement
     on the leaderboard's case set; nothing when the study has none."""
+    # imported here: it brings the run recorder and scoring.io (0.2 s), which the
+    # sign-in's first page run does not need before the board is drawn (issue 43)
+    from reader_app.analysis.model_runs import repeat_summary
+
     with db_session() as session:
         table = repeat_summary(session=session, study_id=user.study_id, case_ids=board_cases)
     if table.empty:

@@ -4,7 +4,9 @@ the serial path, all or nothing, with progress; on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -116,3 +118,48 @@ def test_workers_bounded_by_cores_volumes_and_memory(settings: Settings) -> None
     # a cap on a .nii.gz's decompressed size larger than this machine's memory: serial
     huge = dataclasses.replace(settings, max_inflate_bytes=1 << 50)
     assert import_workers(100, huge) == 1
+
+
+def _pool_workers() -> list[int]:
+    """This process's children that are multiprocessing spawn workers (not its resource
+    tracker), from /proc."""
+    found = []
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+            if b"spawn_main" in cmdline and b"resource_tracker" not in cmdline:
+                found.append(int(pid))
+    return found
+
+
+def test_a_killed_pool_worker_leaves_the_cases_to_serial_staging(
+    settings: Settings, db: Engine, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A staging worker killed (SIGKILL) as the pool starts: the pool breaks, every case it
+    left is staged here one at a time, and the study is the serial import's."""
+    manifest = _volumes(tmp_path / "study")
+    killed: list[int] = []
+
+    def kill_a_worker(step: ImportProgress) -> None:
+        # "2 processes" comes right after the cases are submitted: the workers are
+        # still starting (a spawn imports the readers for about a second)
+        if step.done == 0 and step.message.endswith("processes") and not killed:
+            workers = _pool_workers()
+            assert workers, "no staging worker found"
+            os.kill(workers[0], signal.SIGKILL)
+            killed.append(workers[0])
+
+    with caplog.at_level(logging.WARNING, logger="reader_app.ingest.staging"):
+        parallel = import_manifest(
+            manifest, settings=settings, slug="parallel", workers=2, progress=kill_a_worker
+        )
+    assert killed
+    broke = [r.getMessage() for r in caplog.records if "staging pool broke" in r.getMessage()]
+    assert broke == [
+        f"the staging pool broke after 0 of {N_VOLUMES} cases; staging the rest one at a time"
+    ]
+    serial = import_manifest(manifest, settings=settings, slug="serial", workers=1)
+    assert parallel.cases == serial.cases == N_VOLUMES
+    shown = _images(db, "parallel")
+    assert shown == _images(db, "serial") and len(shown) == parallel.images > 0
+    assert parallel.report.read == serial.report.read
