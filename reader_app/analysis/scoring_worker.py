@@ -36,6 +36,7 @@ import os
 import pickle
 import sys
 import threading
+import time
 import types
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
@@ -76,6 +77,24 @@ def ping() -> int:
     with contextlib.suppress(OSError):  # not permitted: run at the same priority
         os.nice(NICE)
     return os.getpid()
+
+
+def watch_server(server_pid: int, every: float = 1.0) -> None:
+    """End this worker soon after the server that started it is gone.
+
+    A server killed outright (SIGKILL, a crash) runs no shutdown, and a spawned
+    worker would live on, holding database connections, re-parented to init.
+    PR_SET_PDEATHSIG does not fit: the pool starts its process from whichever
+    thread submits first (a Streamlit script thread), and that signal fires when
+    that thread ends. So a daemon thread watches the parent's pid instead.
+    """
+
+    def watch() -> None:
+        while os.getppid() == server_pid:
+            time.sleep(every)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="watch-server", daemon=True).start()
 
 
 class WorkerError(RuntimeError):
@@ -189,7 +208,9 @@ class ScoringWorker:
         with self._lock:
             if self._pool is None:
                 context = multiprocessing.get_context("spawn")
-                self._pool = ProcessPoolExecutor(1, mp_context=context)
+                self._pool = ProcessPoolExecutor(
+                    1, mp_context=context, initializer=watch_server, initargs=(os.getpid(),)
+                )
                 with _bare_main():  # the process starts on this first submit
                     self._ready = self._pool.submit(ping)
                 return None

@@ -8,6 +8,9 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 
 import pandas as pd
@@ -163,3 +166,42 @@ def test_a_killed_worker_is_replaced_by_computing_here(
         pd.testing.assert_frame_equal(merged, merged_group_split(data, data.case_ids, NO_BOOT))
     finally:
         worker.close()
+
+
+SERVER = """
+import sys
+from reader_app.analysis.scoring_worker import ScoringWorker
+worker = ScoringWorker()
+assert worker.wait_ready(120)
+print(worker.pid(), flush=True)
+sys.stdin.read()  # until the test kills this process
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_the_worker_ends_when_its_server_is_killed_outright() -> None:
+    """A server killed with SIGKILL runs no shutdown: its worker (re-parented to init,
+    holding database connections) must still end. Without watch_server it lived on."""
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        worker_pid = int(server.stdout.readline())
+        assert _alive(worker_pid)
+    finally:
+        server.kill()
+        server.wait()
+    deadline = time.monotonic() + 30
+    while _alive(worker_pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if _alive(worker_pid):
+        os.kill(worker_pid, signal.SIGKILL)
+        pytest.fail(f"the scoring worker {worker_pid} outlived its killed server")
