@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection, Iterator
-from typing import Any, Final
+from collections.abc import Collection, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 import pandas as pd
 
@@ -24,6 +24,9 @@ from reader_app.analysis.leaderboard import (
 )
 from reader_app.charts.series import GROUNDING_SERIES, OUTCOMES
 from scoring import ScoringParams
+
+if TYPE_CHECKING:
+    from reader_app.analysis.data import StudyData
 
 LEVELS: Final = (0, 1, 2, 3, 4)
 THRESHOLDS: Final = (4, 3, 2, 1, 0)
@@ -234,3 +237,13 @@ __all__ = [
     "risk_coverage",
     "seniority",
 ]
+
+
+def merged_group_split(
+    data: StudyData, cases: Sequence[str], params: ScoringParams
+) -> pd.DataFrame:
+    """The group split with training years as one "trainees" group: the readers alone
+    scored again (a pool's bootstrap draws depend on the seed and the cases alone)."""
+    humans = data.frame[data.frame["kind"] == "human"].copy()
+    humans["group"] = humans["group"].map(seniority)
+    return groups_from_board(build_leaderboard(humans, tuple(cases), params))

@@ -51,7 +51,7 @@ from sqlmodel import Session, col, select
 
 from reader_app.analysis import scoring_worker
 from reader_app.analysis.case_matrix import CaseMatrix, case_matrix
-from reader_app.analysis.chart_data import groups_from_board, seniority
+from reader_app.analysis.chart_data import groups_from_board, merged_group_split
 from reader_app.analysis.data import ANALYSIS_ROLES, StudyData, study_data
 from reader_app.analysis.leaderboard import Leaderboard, build_leaderboard
 from reader_app.analysis.scoring_worker import ScoringWorker
@@ -178,20 +178,6 @@ def data_version(*, session: Session, study_id: int) -> str:
 
 def params_key(params: ScoringParams) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(asdict(params).items()))
-
-
-def _human_rows(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame[frame["kind"] == "human"]
-
-
-def merged_group_split(
-    data: StudyData, cases: Sequence[str], params: ScoringParams
-) -> pd.DataFrame:
-    """The group split with training years as one "trainees" group: the readers alone
-    scored again (a pool's bootstrap draws depend on the seed and the cases alone)."""
-    humans = _human_rows(data.frame).copy()
-    humans["group"] = humans["group"].map(seniority)
-    return groups_from_board(build_leaderboard(humans, tuple(cases), params))
 
 
 def _database_url(session: Session) -> str | None:

@@ -36,7 +36,6 @@ import os
 import pickle
 import sys
 import threading
-import time
 import types
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
@@ -44,6 +43,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
+
+from reader_app.core.parent_watch import watch_parent
 
 if TYPE_CHECKING:  # at run time imported where used: the worker imports this module
     # on start (it holds the ping), so this module stays stdlib-only
@@ -71,30 +72,13 @@ def ping() -> int:
     imports run at the server's priority: once, and a worker starved of CPU while it
     warms (a busy machine) would leave every page to the server for as long."""
     import reader_app.analysis.case_matrix
-    import reader_app.analysis.scored_study
+    import reader_app.analysis.chart_data
+    import reader_app.analysis.data
     import reader_app.core.db  # noqa: F401
 
     with contextlib.suppress(OSError):  # not permitted: run at the same priority
         os.nice(NICE)
     return os.getpid()
-
-
-def watch_server(server_pid: int, every: float = 1.0) -> None:
-    """End this worker soon after the server that started it is gone.
-
-    A server killed outright (SIGKILL, a crash) runs no shutdown, and a spawned
-    worker would live on, holding database connections, re-parented to init.
-    PR_SET_PDEATHSIG does not fit: the pool starts its process from whichever
-    thread submits first (a Streamlit script thread), and that signal fires when
-    that thread ends. So a daemon thread watches the parent's pid instead.
-    """
-
-    def watch() -> None:
-        while os.getppid() == server_pid:
-            time.sleep(every)
-        os._exit(0)
-
-    threading.Thread(target=watch, name="watch-server", daemon=True).start()
 
 
 class WorkerError(RuntimeError):
@@ -150,7 +134,7 @@ def leaderboard(
 def merged_groups(
     database_url: str, study_id: int, version: str, cases: Sequence[str], params: ScoringParams
 ) -> pd.DataFrame:
-    from reader_app.analysis.scored_study import merged_group_split
+    from reader_app.analysis.chart_data import merged_group_split
 
     return merged_group_split(load(database_url, study_id, version), cases, params)
 
@@ -209,7 +193,7 @@ class ScoringWorker:
             if self._pool is None:
                 context = multiprocessing.get_context("spawn")
                 self._pool = ProcessPoolExecutor(
-                    1, mp_context=context, initializer=watch_server, initargs=(os.getpid(),)
+                    1, mp_context=context, initializer=watch_parent, initargs=(os.getpid(),)
                 )
                 with _bare_main():  # the process starts on this first submit
                     self._ready = self._pool.submit(ping)

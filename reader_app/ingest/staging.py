@@ -24,6 +24,7 @@ from pathlib import Path
 from sqlmodel import Session
 
 from reader_app.core.db import make_engine
+from reader_app.core.parent_watch import watch_parent
 from reader_app.core.settings import Settings
 from reader_app.ingest.errors import IngestError
 from reader_app.ingest.manifest import Manifest, ManifestEntry, ManifestInvalid, load_manifest
@@ -283,7 +284,12 @@ def _stage(
     else:
         by_index: dict[int, tuple[StagedCase | None, IngestionReport]] = {}
         try:
-            with ProcessPoolExecutor(workers, mp_context=_pool_context()) as pool:
+            with ProcessPoolExecutor(
+                workers,
+                mp_context=_pool_context(),
+                initializer=watch_parent,
+                initargs=(os.getpid(),),
+            ) as pool:
                 futures = {
                     pool.submit(stage_case, entry, manifest, config, limits, staging): i
                     for i, entry in enumerate(entries)

@@ -18,8 +18,9 @@ import pytest
 from sqlmodel import Session
 
 from reader_app.analysis.case_matrix import case_matrix
+from reader_app.analysis.chart_data import merged_group_split
 from reader_app.analysis.leaderboard import build_leaderboard
-from reader_app.analysis.scored_study import SharedScoring, merged_group_split
+from reader_app.analysis.scored_study import SharedScoring
 from reader_app.analysis.scoring_worker import ScoringWorker, WorkerError
 from reader_app.core.settings import Settings
 from reader_app.runs.importers import import_run_file
@@ -188,7 +189,8 @@ def _alive(pid: int) -> bool:
 
 def test_the_worker_ends_when_its_server_is_killed_outright() -> None:
     """A server killed with SIGKILL runs no shutdown: its worker (re-parented to init,
-    holding database connections) must still end. Without watch_server it lived on."""
+    holding database connections) must still end. Without reader_app.core.parent_watch
+    it lived on."""
     server = subprocess.Popen(
         [sys.executable, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
