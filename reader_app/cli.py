@@ -37,7 +37,14 @@ COMMAND_MODULES = (
 USER_ERROR = 2  # the exit code of every user-facing error
 
 
-def build_parser() -> argparse.ArgumentParser:
+# ``readerstudy serve`` starts every served app (and each of the test suite's servers):
+# it builds its own subcommand alone, so the other commands' libraries (pandas, pydicom,
+# nibabel) are not imported at each start (about a second of CPU; docs/performance.md).
+FAST_COMMANDS = ("serve",)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or just the subcommand of module ``only``."""
     parser = argparse.ArgumentParser(
         prog="readerstudy",
         description="Radiology reader studies: humans and AI models, same exam, same scoring.",
@@ -46,14 +53,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--debug", action="store_true", help="print the traceback of an error, not just its message"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in COMMAND_MODULES if only is None else (only,):
         importlib.import_module(f"reader_app.commands.{name}").add_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(only=given[0] if given[:1] and given[0] in FAST_COMMANDS else None)
+    args = parser.parse_args(given)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

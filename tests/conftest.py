@@ -23,6 +23,9 @@ from reader_app.core.db import make_engine, migrate
 from reader_app.core.settings import Settings, load_settings
 from tests.support.processes import still_running
 
+# xdist_group marks keep a group on one worker again under pytest 9.2 (see the module)
+pytest_plugins = ["tests.support.xdist_groups"]
+
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 PG_URL = os.environ.get("READERSTUDY_TEST_POSTGRES_URL", "")
 

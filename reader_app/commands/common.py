@@ -14,7 +14,6 @@ from reader_app.core.errors import ReaderStudyError
 from reader_app.core.settings import Settings, SettingsError, load_settings
 from reader_app.models import Study
 from reader_app.study.casebank import get_study
-from scoring.io import read_roster
 
 
 class CommandError(ReaderStudyError, RuntimeError):
@@ -71,4 +70,8 @@ def roster_names(names: list[str], roster_file: str | None) -> list[str]:
         text = Path(roster_file).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CommandError(f"cannot read the roster file {roster_file}: {exc}") from exc
+    # imported here: ``readerstudy serve`` imports this module, and scoring.io's pandas
+    # would cost every served app's start (docs/performance.md)
+    from scoring.io import read_roster
+
     return [*names, *read_roster(text)]

@@ -28,17 +28,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlmodel import Session, col, select
 
 from reader_app.core.db import make_engine
 from reader_app.core.settings import Settings
 from reader_app.ingest.errors import ImportFailed, first_lines
-from reader_app.ingest.staging import ImportProgress
 from reader_app.models import ImportJob, utcnow
-from reader_app.study_setup.validation import run_import, save
 from reader_app.study_setup.workspace import remove_workspace, setup_root, sweep_stale
+
+if TYPE_CHECKING:
+    from reader_app.ingest.staging import ImportProgress
 
 log = logging.getLogger(__name__)
 NEW, ADD = "new", "add"  # an import plan's mode: a new study, or cases added to one
@@ -115,6 +116,11 @@ def wait(job_id: int, timeout: float | None = None) -> None:
 
 
 def _run(settings: Settings, job_id: int, actor: str, plan: ImportPlan) -> None:
+    # imported here, not at the top: ``readerstudy serve`` imports this module for its
+    # start-up ``sweep`` alone, and the importer's libraries (pydicom, nibabel, pandas)
+    # cost every served app's start about a second of CPU (docs/performance.md)
+    from reader_app.study_setup.validation import run_import, save
+
     engine = make_engine(settings.database_url, pooled=False)
 
     def update(**values: Any) -> None:
