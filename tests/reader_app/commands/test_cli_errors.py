@@ -117,6 +117,9 @@ INTERNAL = {
     "reader_app/web/upload_gate.py:_TooLarge",  # becomes the gate's 413 reply, never raised out
     "reader_app/web/upload_spool.py:BadUpload",  # becomes the spool's 400 reply, never raised out
     "reader_app/web/exam_door.py:Refused",  # becomes the exam door's JSON reply, never raised out
+    # stands in for an unexpected error in the scoring worker that would not unpickle: an
+    # internal failure, as the original is when the scoring runs in the server
+    "reader_app/analysis/scoring_worker.py:WorkerError",
 }
 
 
