@@ -25,7 +25,11 @@ from tests.factories import make_reader, make_study
 
 # What a reader's case view may carry. Adding a field here is a security decision.
 CASE_VIEW_FIELDS = {"public_id", "kind", "practice", "history", "slot", "total", "images"}
-IMAGE_VIEW_FIELDS = {"sha256", "label", "window", "role", "width", "height"}
+# pixel_mm: the stored PNG's spacing (the distance tool); values_sha256: the content address
+# of the same pixels' original values (study option original_values), a metadata-free PNG
+IMAGE_VIEW_FIELDS = {
+    "sha256", "label", "window", "role", "width", "height", "pixel_mm", "values_sha256"
+}  # fmt: skip
 
 
 def _answer_all(session: Session, reader: Reader, text: str) -> list[CaseView]:
