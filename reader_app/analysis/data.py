@@ -103,6 +103,20 @@ def run_cohorts(*, session: Session, study_id: int) -> dict[str, str | None]:
     return {r.name: r.cohort for r in runs}
 
 
+def has_repeat_runs(*, session: Session, study_id: int) -> bool:
+    """Whether the study has a group of repeat runs (``run-model --repeats N``): one
+    indexed look, so a page draws the repeats' section, and imports what it needs,
+    only when there is one."""
+    return (
+        session.exec(
+            select(ModelRun.id).where(
+                ModelRun.study_id == study_id, col(ModelRun.run_group).is_not(None)
+            )
+        ).first()
+        is not None
+    )
+
+
 def with_cohort(frame: pd.DataFrame, cohorts: dict[str, str | None], who: str) -> pd.DataFrame:
     """``cohort`` after the data columns: the run's cohort on a model row, else empty."""
     out = frame.copy()

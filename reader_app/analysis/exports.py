@@ -42,9 +42,14 @@ import pyarrow as pa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from reader_app.analysis.data import how_to_grade, run_cohorts, study_data, with_cohort
-from reader_app.analysis.model_runs import (
+from reader_app.analysis.data import (
     has_repeat_runs,
+    how_to_grade,
+    run_cohorts,
+    study_data,
+    with_cohort,
+)
+from reader_app.analysis.model_runs import (
     repeat_frame,
     repeat_summary,
     run_replies,
@@ -58,10 +63,10 @@ from reader_app.core.csv_safe import spreadsheet_csv
 from reader_app.core.errors import ReaderStudyError
 from reader_app.grading.key import KEY_COLUMNS, study_key, write_key_csv
 from reader_app.grading.rubric_grades import rubric_frame
-from reader_app.grounding_audit.view import audit_table, study_audits
+from reader_app.grounding_audit.view import audit_params, audit_table, study_audits
 from reader_app.models import AuditEvent, Study, utcnow
 from reader_app.results import tidy_responses
-from scoring import AuditParams, FrameError, ScoringParams, UngradedRowsError, switch_table
+from scoring import FrameError, ScoringParams, UngradedRowsError, switch_table
 
 WHAT: Final = (
     "responses",
@@ -85,11 +90,6 @@ MIME: Final = {"csv": "text/csv", "parquet": "application/vnd.apache.parquet"}
 
 class ExportError(ReaderStudyError, ValueError):
     """The export cannot be made as asked; the message is safe to show."""
-
-
-def audit_params(params: ScoringParams) -> AuditParams:
-    """The audit's bootstrap follows the study's scoring parameters."""
-    return AuditParams(n_boot=params.n_boot, seed=params.seed)
 
 
 def provenance_columns(params: ScoringParams) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import pandas as pd
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
+from reader_app.analysis.data import has_repeat_runs
 from reader_app.core.auth import AuthError, require_role
 from reader_app.models import Case, ModelRun, Reader, Response, Study
 from reader_app.results import tidy_responses
@@ -271,17 +272,6 @@ def run_replies(
     for key in TOKEN_KEYS:
         frame[key] = frame[key].astype("Int64")
     return frame
-
-
-def has_repeat_runs(*, session: Session, study_id: int) -> bool:
-    return (
-        session.exec(
-            select(ModelRun.id).where(
-                ModelRun.study_id == study_id, col(ModelRun.run_group).is_not(None)
-            )
-        ).first()
-        is not None
-    )
 
 
 def repeat_frame(frame: pd.DataFrame, *, session: Session, study_id: int) -> pd.DataFrame:

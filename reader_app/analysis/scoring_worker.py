@@ -8,12 +8,16 @@ worker process at a lower CPU priority (``nice`` +10, once its imports are done)
 the server's analyst script thread waits on a future (which releases the GIL) and
 only unpickles the result.
 
-- :class:`ScoringWorker` (server side) starts the process on first use, with
-  ``spawn`` (a fork of the threaded server is unsafe; see docs/ingestion.md on
-  the staging pool). Until it has answered a first ping (which also makes its
-  imports: a second or two), :meth:`ScoringWorker.run` computes in the caller's
-  process, so a first page after a server start waits for neither. A version
-  whose frame was loaded in the server is scored there too
+- :class:`ScoringWorker` (server side) starts the process on its second request,
+  with ``spawn`` (a fork of the threaded server is unsafe; see docs/ingestion.md
+  on the staging pool). The first request (the first analyst page after a server
+  start: its study data, whose scorings then stay in the server) is computed in
+  the caller's process with no worker importing beside it: on 2 busy cores, a
+  worker warming up (a CPU second or two) competes with that page run, which it
+  cannot serve anyway (issue 43, docs/performance.md, Analyst pages). Until the
+  worker has answered a first ping (which also makes its imports),
+  :meth:`ScoringWorker.run` computes in the caller's process, so no page waits
+  for it. A version whose frame was loaded in the server is scored there too
   (reader_app.analysis.scored_study). A worker that dies (``BrokenProcessPool``)
   is dropped, the request is computed in-process, and a new worker starts on the
   next request.
@@ -186,11 +190,20 @@ class ScoringWorker:
         self._announced = False
         self.offloaded = 0  # requests answered by the worker
         self.fallbacks = 0  # requests computed in-process after the worker broke
+        self.requests = 0  # requests made through run(); the first starts no process
 
-    def _ensure(self) -> ProcessPoolExecutor | None:
-        """The pool once its worker answered the ping; starts it when there is none."""
+    @property
+    def started(self) -> bool:
+        """Whether a worker process was started (and not dropped since)."""
+        return self._pool is not None
+
+    def _ensure(self, *, start: bool = True) -> ProcessPoolExecutor | None:
+        """The pool once its worker answered the ping; starts it when there is none
+        (unless ``start`` is false)."""
         with self._lock:
             if self._pool is None:
+                if not start:
+                    return None
                 context = multiprocessing.get_context("spawn")
                 self._pool = ProcessPoolExecutor(
                     1, mp_context=context, initializer=watch_parent, initargs=(os.getpid(),)
@@ -217,8 +230,12 @@ class ScoringWorker:
         pool.shutdown(wait=False, cancel_futures=True)
 
     def run(self, fn: Callable[..., Any], *args: Any, fallback: Callable[[], Any]) -> Any:
-        """``fn(*args)`` in the worker when it is up, else ``fallback()`` here."""
-        pool = self._ensure()
+        """``fn(*args)`` in the worker when it is up, else ``fallback()`` here; the
+        first request starts no worker (see the module's docstring)."""
+        with self._lock:
+            self.requests += 1
+            first = self.requests == 1
+        pool = self._ensure(start=not first)
         if pool is None:
             return fallback()
         try:

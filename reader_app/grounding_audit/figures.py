@@ -50,6 +50,13 @@ def audits(*, session: Session, study_id: int) -> list[AuditRuns]:
     return list(found.values())
 
 
+def has_audit(*, session: Session, study_id: int) -> bool:
+    """Whether the study has any audit arm: one indexed look, so a page without an audit
+    imports and computes nothing for it."""
+    found = session.exec(select(AuditArm.id).where(AuditArm.study_id == study_id)).first()
+    return found is not None
+
+
 def audited_case_ids(*, session: Session, study_id: int) -> dict[int, str]:
     """Case id -> source id of the scored diagnosis cases with a reference region."""
     refs = case_references(session=session, study_id=study_id)

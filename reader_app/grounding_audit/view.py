@@ -38,6 +38,11 @@ TABLE_COLUMNS: Final = (
 )
 
 
+def audit_params(params: ScoringParams) -> AuditParams:
+    """The audit's bootstrap follows the study's scoring parameters."""
+    return AuditParams(n_boot=params.n_boot, seed=params.seed)
+
+
 def study_audits(
     *, session: Session, study_id: int, params: AuditParams | None = None
 ) -> list[dict[str, Any]]:

@@ -12,8 +12,10 @@ from reader_app.analysis.data import ANALYSIS_ROLES
 from reader_app.charts import audit_arms_chart
 from reader_app.core.auth import require_role
 from reader_app.core.csv_safe import spreadsheet_csv
+from reader_app.grounding_audit.figures import has_audit
 from reader_app.grounding_audit.view import (
     audit_caption,
+    audit_params,
     audit_table,
     chart_frame,
     human_grounding,
@@ -37,8 +39,8 @@ def load_audits(user: SignedIn, params: ScoringParams) -> Audits:
         actor, study = load_reader(session, user)
         require_role(actor, *ANALYSIS_ROLES)
         assert study.id is not None
-        from reader_app.analysis.exports import audit_params  # pyarrow: not on the first paint
-
+        if not has_audit(session=session, study_id=study.id):
+            return Audits([], {})  # one indexed look: most studies have no audit
         reports = study_audits(session=session, study_id=study.id, params=audit_params(params))
         human = human_grounding(session=session, study_id=study.id) if reports else {}
     return Audits(reports, human)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from reader_app.analysis.chart_data import metric_bars
-from reader_app.analysis.data import StudyData
+from reader_app.analysis.data import StudyData, has_repeat_runs
 from reader_app.analysis.leaderboard import Leaderboard, display_differences, display_mrmc
 from reader_app.analysis.leaderboard_view import SORTS, leaderboard_html
 from reader_app.charts import metric_bars_chart
@@ -123,11 +123,13 @@ def radle_c_section(data: StudyData, board: Leaderboard, controls: Controls) -> 
 def repeats_section(data: StudyData, board: Leaderboard, controls: Controls) -> None:
     """Groups of repeat runs (run-model --repeats N): mean, SD and run-to-run agreement
     on the leaderboard's case set; nothing when the study has none."""
-    # imported here: it brings the run recorder and scoring.io (0.2 s), which the
-    # sign-in's first page run does not need before the board is drawn (issue 43)
-    from reader_app.analysis.model_runs import repeat_summary
-
     with db_session() as session:
+        if not has_repeat_runs(session=session, study_id=user.study_id):
+            return  # one indexed look: most studies have no repeat runs
+        # imported only now: it brings the run recorder and scoring.io (0.2 s), which a
+        # page run without repeat runs does not need (issue 43: the sign-in's first run)
+        from reader_app.analysis.model_runs import repeat_summary
+
         table = repeat_summary(session=session, study_id=user.study_id, case_ids=board_cases)
     if table.empty:
         return

@@ -207,3 +207,21 @@ def test_the_worker_ends_when_its_server_is_killed_outright() -> None:
     if _alive(worker_pid):
         os.kill(worker_pid, signal.SIGKILL)
         pytest.fail(f"the scoring worker {worker_pid} outlived its killed server")
+
+
+def test_the_first_request_is_computed_here_with_no_worker_started() -> None:
+    """Issue 43: the server's first analyst page run (the sign-in) computes in the server
+    with no worker importing beside it on the same cores; the second request starts the
+    worker (and is computed here while it warms up); once up, it answers."""
+    worker = ScoringWorker()
+    try:
+        assert worker.run(os.getpid, fallback=lambda: "here") == "here"
+        assert not worker.started and worker.pid() is None
+        assert worker.run(os.getpid, fallback=lambda: "here") == "here"  # still warming up
+        assert worker.started
+        assert worker.wait_ready(120)
+        pid = worker.pid()
+        assert pid not in (None, os.getpid())
+        assert worker.run(os.getpid, fallback=lambda: "here") == pid
+    finally:
+        worker.close()
