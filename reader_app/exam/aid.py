@@ -23,6 +23,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, func, select
@@ -186,21 +187,7 @@ def submit_aided(
     Refused (AidError, nothing stored) whenever :func:`model_answer` would refuse to
     show the model's answer: no aided row without the model's answer having been due."""
     shown = model_answer(session, reader, case_public_id, now=now)
-    if isinstance(answer, ReportAnswer):  # a report case: the final answer is a report
-        return submit_report(
-            session=session,
-            reader=reader,
-            case_public_id=case_public_id,
-            answer=answer,
-            shown_at=shown_at,
-            image_sha256=image_sha256,
-            meta={**(meta or {}), "aid_show": list(shown.show)},
-            active_ms=active_ms,
-            location_json=location_json,
-            arm="aided",
-            aid_run_id=shown.run_id,
-        )
-    return submit_answer(
+    stored: dict[str, Any] = dict(
         session=session,
         reader=reader,
         case_public_id=case_public_id,
@@ -213,6 +200,9 @@ def submit_aided(
         arm="aided",
         aid_run_id=shown.run_id,
     )
+    if isinstance(answer, ReportAnswer):  # a report case: the final answer is a report
+        return submit_report(**stored)
+    return submit_answer(**stored)
 
 
 def pending_aided_case(session: Session, reader: Reader) -> str | None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import NoReturn
 
 import streamlit as st
 from sqlalchemy.exc import DBAPIError
@@ -349,6 +350,20 @@ def _case_screen(
     )
 
 
+def _finish(summary: OrderSummary, config: StudyConfig) -> NoReturn:
+    """The finish page: the count, the review where revisions are allowed, Sign out."""
+    finish_panel(
+        summary.scored,
+        on_review=(
+            (lambda: _enter_review(summary.total - 1, summary.total))
+            if config.allow_revisions and summary.scored
+            else None
+        ),
+        on_sign_out=sign_out,
+    )
+    st.stop()
+
+
 def _database_down() -> None:
     """The database failed while drawing the page: keep the current case and its answer."""
     case, config, summary = exam.case, exam.config, exam.order
@@ -488,16 +503,7 @@ if cross is not None and review_slot is None:
         )
         st.stop()
     if cross.case is None:
-        finish_panel(
-            summary.scored,
-            on_review=(
-                (lambda: _enter_review(summary.total - 1, summary.total))
-                if config.allow_revisions and summary.scored
-                else None
-            ),
-            on_sign_out=sign_out,
-        )
-        st.stop()
+        _finish(summary, config)
     if cross.arm == "aided" and aid_shown is None:
         st.error(f"{aid_problem} Ask the study coordinator.")
         st.stop()
@@ -572,16 +578,7 @@ if review_slot is not None and case is not None and stored is not None:
 if case is None:
     exam_header(config.title, progress_at(None, summary), pausable=False)
     show_notice(notice)
-    finish_panel(
-        summary.scored,
-        on_review=(
-            (lambda: _enter_review(summary.total - 1, summary.total))
-            if config.allow_revisions and summary.scored
-            else None
-        ),
-        on_sign_out=sign_out,
-    )
-    st.stop()
+    _finish(summary, config)
 
 assert case is not None
 with exam.lock:
