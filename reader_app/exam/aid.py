@@ -187,11 +187,11 @@ def submit_aided(
     Refused (AidError, nothing stored) whenever :func:`model_answer` would refuse to
     show the model's answer: no aided row without the model's answer having been due."""
     shown = model_answer(session, reader, case_public_id, now=now)
-    stored: dict[str, Any] = dict(
+    return _submit(
+        answer,
         session=session,
         reader=reader,
         case_public_id=case_public_id,
-        answer=answer,
         shown_at=shown_at,
         image_sha256=image_sha256,
         meta={**(meta or {}), "aid_show": list(shown.show)},
@@ -200,9 +200,6 @@ def submit_aided(
         arm="aided",
         aid_run_id=shown.run_id,
     )
-    if isinstance(answer, ReportAnswer):  # a report case: the final answer is a report
-        return submit_report(**stored)
-    return submit_answer(**stored)
 
 
 def pending_aided_case(session: Session, reader: Reader) -> str | None:
@@ -401,25 +398,23 @@ def submit_unaided(
     if crossover_arm(session, reader, case.id, now=now) != "unaided":
         raise AidError("This case is not one you read on your own now.")
     meta: dict[str, object] = {"aid_period": crossover_period(session, reader, now=now)}
-    if isinstance(answer, ReportAnswer):  # a report case
-        return submit_report(
-            session=session,
-            reader=reader,
-            case_public_id=case_public_id,
-            answer=answer,
-            shown_at=shown_at,
-            image_sha256=image_sha256,
-            meta=meta,
-        )
-    return submit_answer(
+    return _submit(
+        answer,
         session=session,
         reader=reader,
         case_public_id=case_public_id,
-        answer=answer,
         shown_at=shown_at,
         image_sha256=image_sha256,
         meta=meta,
     )
+
+
+def _submit(answer: Answer | ReportAnswer, **stored: Any) -> SubmitResult:
+    """Store through the one path for the answer's kind: a report case's answer is a
+    report (exam.report_submit), any other a diagnosis (exam.submit)."""
+    if isinstance(answer, ReportAnswer):
+        return submit_report(answer=answer, **stored)
+    return submit_answer(answer=answer, **stored)
 
 
 def model_answer_json(answer: ModelAnswer) -> str:
