@@ -47,14 +47,14 @@ from typing import Any
 from sqlmodel import col, select
 
 from benchmarks.analyst_memory import PAGES, settle
-from benchmarks.kit.browser import VIEWPORT, chromium_version, idle, timed_click
+from benchmarks.kit.browser import chromium_version
 from benchmarks.kit.chromium import CHROMIUM, CHROMIUM_ARGS
 from benchmarks.kit.doc import ROOT, emit, para, shown_command, update_doc
 from benchmarks.kit.images import ImagePool
 from benchmarks.kit.measure import latency_summary, load_average, machine
 from benchmarks.kit.servers import serve_app, serve_floor, wait_healthy
 from benchmarks.kit.study import BenchStudy, add_reader
-from benchmarks.transition import FLOOR_IMAGES, Driven, Run, run_transitions
+from benchmarks.transition import Driven, Run, open_floor, run_transitions
 from reader_app.core.auth import invite_reader
 from reader_app.core.db import get_engine, migrate, session_scope
 from reader_app.models import AnswerKey, Case
@@ -249,12 +249,7 @@ def run(rounds: int, block: int, scale: Scale, work: Path) -> dict[str, Any]:
             analyst.wait_signed_in()
         pw = stack.enter_context(sync_playwright())
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        floor_page = browser.new_context(viewport=VIEWPORT).new_page()
-        floor_page.set_default_timeout(60_000)
-        floor_page.goto(floor.url)
-        floor_page.locator(FLOOR_IMAGES).wait_for(state="visible")
-        idle(floor_page)
-        timed_click(floor_page, ".st-key-next button", FLOOR_IMAGES, 1, None)  # warm-up
+        floor_page = open_floor(browser, floor.url)
         order = [(s, a) for s in SERVERS for a in ("idle", "cycling")]
         for r in range(rounds):
             for s, mode in order if r % 2 == 0 else order[::-1]:

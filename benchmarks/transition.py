@@ -159,6 +159,17 @@ class Driven:
     token: str
 
 
+def open_floor(browser: Any, url: str) -> Any:
+    """The bare Streamlit floor's page, loaded and warmed up by one transition."""
+    floor_page = browser.new_context(viewport=VIEWPORT).new_page()
+    floor_page.set_default_timeout(60_000)
+    floor_page.goto(url)
+    floor_page.locator(FLOOR_IMAGES).wait_for(state="visible")
+    idle(floor_page)
+    timed_click(floor_page, ".st-key-next button", FLOOR_IMAGES, 1, None)  # warm-up
+    return floor_page
+
+
 def run_transitions(
     browser: Any,
     floor_page: Any,
@@ -310,12 +321,7 @@ def run_benchmark(
                 wait_healthy(server)
         pw = stack.enter_context(sync_playwright())
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        floor_page = browser.new_context(viewport=VIEWPORT).new_page()
-        floor_page.set_default_timeout(60_000)
-        floor_page.goto(floor.url)
-        floor_page.locator(FLOOR_IMAGES).wait_for(state="visible")
-        idle(floor_page)
-        timed_click(floor_page, ".st-key-next button", FLOOR_IMAGES, 1, None)  # warm-up
+        floor_page = open_floor(browser, floor.url)
         for number, (name, study, first, n) in enumerate(studies):
             token = add_reader(study, f"B{number:02d}", answered=first - 1)
             old_token = add_reader(study, "OLD", answered=first - 1) if old and not number else ""
