@@ -224,12 +224,22 @@ def groups_from_board(board: Leaderboard) -> pd.DataFrame:
     )
 
 
+def merged_group_split(
+    data: StudyData, cases: Sequence[str], params: ScoringParams
+) -> pd.DataFrame:
+    """The group split with training years as one "trainees" group: the readers alone
+    scored again (a pool's bootstrap draws depend on the seed and the cases alone)."""
+    humans = data.frame[data.frame["kind"] == "human"]
+    return group_split(humans, tuple(cases), params, merge_trainees=True)
+
+
 __all__ = [
     "GROUNDING_SERIES",
     "OUTCOMES",
     "accuracy_grounding",
     "group_split",
     "groups_from_board",
+    "merged_group_split",
     "metric_bars",
     "pool_name",
     "reliability",
@@ -237,13 +247,3 @@ __all__ = [
     "risk_coverage",
     "seniority",
 ]
-
-
-def merged_group_split(
-    data: StudyData, cases: Sequence[str], params: ScoringParams
-) -> pd.DataFrame:
-    """The group split with training years as one "trainees" group: the readers alone
-    scored again (a pool's bootstrap draws depend on the seed and the cases alone)."""
-    humans = data.frame[data.frame["kind"] == "human"].copy()
-    humans["group"] = humans["group"].map(seniority)
-    return groups_from_board(build_leaderboard(humans, tuple(cases), params))
