@@ -77,7 +77,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     ),
     "READERSTUDY_MAX_INFLATE_BYTES": (
         str(DEFAULT_MAX_INFLATE_BYTES),
-        "largest decompressed size in bytes of a .nii.gz (read whole into memory)",
+        "largest decompressed size in bytes of a .nii.gz "
+        "(decompressed end to end; held whole unless it stores axial planes)",
     ),
     "READERSTUDY_LOG_LEVEL": (
         DEFAULT_LOG_LEVEL,

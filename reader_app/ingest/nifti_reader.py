@@ -3,13 +3,19 @@
 as_closest_canonical on a loaded image reads (and scales) the whole array. We
 hand it the *unscaled* memory map instead, so the reorientation is a set of
 numpy views, and apply scl_slope/scl_inter per slice: only the slices a strip
-samples are ever read from an uncompressed file. A .nii.gz cannot be mapped;
-it is decompressed once.
+samples are ever read from an uncompressed file. A .nii.gz cannot be mapped:
+when its file stores axial planes (the voxel axis nearest superior is its last,
+as scanners and converters write a CT), it is decompressed once, a plane at a
+time, keeping only the planes a strip samples (``GzPlanes``: memory of a few
+planes, not of the volume, and a third of the time of reading it whole with
+nibabel); any other layout is decompressed whole, once.
 """
 
 from __future__ import annotations
 
+import gzip
 import zlib
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +23,25 @@ import nibabel as nib
 import numpy as np
 
 from reader_app.ingest.errors import IngestError
+from reader_app.ingest.strips import sample_indices
 from reader_app.ingest.volume import Volume
+
+Picks = Callable[[int], Iterable[int]]  # slice count -> the slices (display order) read first
 
 
 def open_nifti(
-    path: Path, name: str, max_voxels: int, max_inflate_bytes: int | None = None
+    path: Path,
+    name: str,
+    max_voxels: int,
+    max_inflate_bytes: int | None = None,
+    *,
+    picks: Picks = sample_indices,
 ) -> Volume:
-    """Open lazily; every size is checked from the header before any voxel is read."""
+    """Open lazily; every size is checked from the header before any voxel is read.
+
+    ``picks``: the slices a .nii.gz stored as axial planes keeps from its one pass
+    (a strip's, by default); another slice asked for later costs a pass of its own.
+    """
     try:
         img = nib.load(str(path), mmap=True)
     except Exception as exc:  # nibabel raises ImageFileError, OSError, EOFError, ValueError
@@ -52,25 +70,41 @@ def open_nifti(
             name,
             f"decompresses to {count * itemsize} bytes ({count} voxels of {itemsize} bytes), "
             f"over the limit of {max_inflate_bytes} (READERSTUDY_MAX_INFLATE_BYTES); "
-            "a .nii.gz is read whole: save it uncompressed (.nii) or as a DICOM series",
+            "a .nii.gz is decompressed end to end: "
+            "save it uncompressed (.nii) or as a DICOM series",
         )
     proxy: Any = img.dataobj  # an ArrayProxy: nibabel's stubs call it ArrayLike
     slope, inter = float(proxy.slope), float(proxy.inter)
-    try:
-        raw = np.asanyarray(proxy.get_unscaled())  # a np.memmap for .nii: nothing read yet
-    except (OSError, EOFError, ValueError, zlib.error) as exc:
-        raise IngestError(name, f"truncated or corrupt NIfTI data: {_short(exc)}") from exc
-    raw = raw.reshape(shape[:3], order="A")
     header = img.header
     has_geometry = int(header["sform_code"]) > 0 or int(header["qform_code"]) > 0
-    canonical: Any = _closest_canonical(raw, img.affine)
-    data = canonical.dataobj  # views (flips, transposes) of the memory map
+    ornt = _orientation(img.affine)
+    plane: Callable[[int], np.ndarray]
+    if compressed and GzPlanes.fits(proxy, ornt):
+        # reoriented on a zero-stride stand-in: nibabel's geometry, no voxel read
+        canonical: Any = _closest_canonical(
+            np.broadcast_to(np.zeros((), proxy.dtype), shape[:3]), img.affine
+        )
+        planes = GzPlanes(path, name, proxy, ornt)
+        planes.keep(picks(int(canonical.shape[2])))  # read now: a bad file fails at open
+        plane = planes.get
+    else:
+        try:
+            raw = np.asanyarray(proxy.get_unscaled())  # a np.memmap for .nii: nothing read yet
+        except (OSError, EOFError, ValueError, zlib.error) as exc:
+            raise IngestError(name, f"truncated or corrupt NIfTI data: {_short(exc)}") from exc
+        raw = raw.reshape(shape[:3], order="A")
+        canonical = _closest_canonical(raw, img.affine)
+        data = canonical.dataobj  # views (flips, transposes) of the memory map
+
+        def plane(k: int) -> np.ndarray:
+            return np.asarray(data[:, :, k])
+
     affine = canonical.affine
     n = int(canonical.shape[2])
 
     def read_slice(k: int) -> np.ndarray:
         try:
-            values = np.asarray(data[:, :, k], dtype=np.float64)
+            values = np.asarray(plane(k), dtype=np.float64)
         except (OSError, ValueError) as exc:
             raise IngestError(name, f"truncated NIfTI data: {_short(exc)}") from exc
         if slope != 1.0 or inter != 0.0:
@@ -103,11 +137,76 @@ def open_nifti(
     )
 
 
+class GzPlanes:
+    """The canonical axial slices of a .nii.gz whose file stores axial planes, read
+    in one pass of ``gzip`` (any number of members, each one's CRC checked at its
+    end) through a buffer of one plane, keeping the planes asked for."""
+
+    def __init__(self, path: Path, name: str, proxy: Any, ornt: np.ndarray) -> None:
+        self.path, self.name, self.ornt = path, name, ornt
+        self.offset = int(proxy.offset)
+        self.dtype = np.dtype(proxy.dtype)
+        self.plane_shape = (int(proxy.shape[0]), int(proxy.shape[1]))
+        self.n = int(proxy.shape[2])
+        self.kept: dict[int, np.ndarray] = {}  # file plane index -> its values, as stored
+
+    @staticmethod
+    def fits(proxy: Any, ornt: np.ndarray) -> bool:
+        """Planes of the file are canonical slices: Fortran order (NIfTI's), and the
+        file's third voxel axis is the one nearest superior."""
+        return str(getattr(proxy, "order", "F")) == "F" and int(ornt[2][0]) == 2
+
+    def _file_index(self, k: int) -> int:
+        return self.n - 1 - k if float(self.ornt[2][1]) < 0 else k
+
+    def keep(self, canonical: Iterable[int]) -> None:
+        wanted = {self._file_index(int(k)) for k in canonical}
+        wanted = {k for k in wanted if 0 <= k < self.n} - set(self.kept)
+        if not wanted:
+            return
+        size = self.plane_shape[0] * self.plane_shape[1] * self.dtype.itemsize
+        buf = bytearray(size)
+        try:
+            with open(self.path, "rb") as raw, gzip.GzipFile(fileobj=raw) as gz:
+                gz.seek(self.offset)  # decompressed and dropped, a buffer at a time
+                for k in range(max(wanted) + 1):
+                    got = gz.readinto(buf)
+                    if got != size:
+                        raise EOFError(f"the data ends in slice {k + 1} of {self.n}")
+                    if k in wanted:
+                        self.kept[k] = np.frombuffer(bytes(buf), self.dtype).reshape(
+                            self.plane_shape, order="F"
+                        )
+                if max(wanted) == self.n - 1:
+                    gz.read(1)  # past the last plane: the member's CRC and length are checked
+        except (OSError, EOFError, ValueError, zlib.error) as exc:
+            raise IngestError(self.name, f"truncated or corrupt NIfTI data: {_short(exc)}") from exc
+
+    def get(self, k: int) -> np.ndarray:
+        """Canonical slice ``k``: the file's plane flipped and transposed as
+        ``apply_orientation`` (as_closest_canonical) turns the whole array."""
+        index = self._file_index(k)
+        if not 0 <= index < self.n:
+            raise IndexError(f"slice {k} of {self.n}")
+        self.keep([k])
+        values = self.kept[index]
+        if float(self.ornt[0][1]) < 0:
+            values = values[::-1, :]
+        if float(self.ornt[1][1]) < 0:
+            values = values[:, ::-1]
+        return values.T if int(self.ornt[0][0]) == 1 else values
+
+
+def _orientation(affine: np.ndarray) -> np.ndarray:
+    """Per voxel axis: (world axis, +1 or -1), as nibabel's as_closest_canonical sees it."""
+    lib: Any = nib
+    return np.asarray(lib.io_orientation(affine))
+
+
 def _source_numbers(affine: np.ndarray, shape: tuple[int, ...]) -> list[int]:
     """Per canonical (RAS) slice, its 1-based index along the file's own slice axis:
     the voxel axis nibabel's io_orientation maps to S, counted as the file stores it."""
-    lib: Any = nib
-    ornt = lib.io_orientation(affine)  # per voxel axis: (world axis, +1 or -1)
+    ornt = _orientation(affine)  # per voxel axis: (world axis, +1 or -1)
     axis = int(next(i for i, (world, _) in enumerate(ornt) if int(world) == 2))
     n = int(shape[axis])
     flipped = float(ornt[axis][1]) < 0  # the file's index runs inferior-wards

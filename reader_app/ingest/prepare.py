@@ -54,7 +54,7 @@ class Limits:
 
     max_pixels: int  # one 2-D image: a picture, a DICOM frame, a slice
     max_voxels: int  # one volume: a DICOM series or a NIfTI
-    max_inflate_bytes: int  # decompressed size of a .nii.gz, read whole
+    max_inflate_bytes: int  # decompressed size of a .nii.gz, decompressed end to end
 
     @classmethod
     def of(cls, settings: Settings) -> Limits:
