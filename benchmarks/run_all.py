@@ -202,10 +202,14 @@ def analyst_contention_headline(res: dict[str, Any], _: str) -> tuple[str, str, 
 def ct_import_headline(res: dict[str, Any], _: str) -> tuple[str, str, bool | None]:
     if "speedup" not in res:
         return res.get("skipped", "(no result)"), "", None
+    before = f"before {res['before_s']} s, " if res.get("before_s") is not None else "(no before) "
+    versus = (
+        f"{res['speedup_vs_before']}x the code before, " if res.get("speedup_vs_before") else ""
+    )
     text = (
-        f"{res['volumes']} CTs ({res['size']}x{res['size']}x{res['slices']}): serial "
-        f"{res['serial_s']} s, parallel {res['parallel_s']} s ({res['speedup']}x, "
-        f"{res['workers']} processes), peak {res['parallel_peak_mib']} MiB"
+        f"{res['volumes']} CTs ({res['size']}x{res['size']}x{res['slices']}): {before}serial "
+        f"{res['serial_s']} s, parallel {res['parallel_s']} s ({versus}{res['speedup']}x "
+        f"serial, {res['workers']} processes), peak {res['parallel_peak_mib']} MiB"
     )
     return text, ">= 1.8x; peak < 1 GiB", bool(res["met"])
 
