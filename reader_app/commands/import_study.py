@@ -16,11 +16,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "import",
         help="import a study from a manifest (CSV or YAML); all or nothing",
         description="Validate every case of MANIFEST (and study.toml beside it), then import "
-        "the whole study in one transaction. On any problem nothing is written.",
+        "the whole study in one transaction. On any problem nothing is written. A run that "
+        "was killed or interrupted leaves the cases it rendered: the next run of the same "
+        "manifest and study takes them (unless --fresh) and renders only the rest.",
     )
     p.add_argument("manifest", metavar="MANIFEST", help="manifest.csv or manifest.yaml")
     p.add_argument("--study", metavar="SLUG", help="study slug (default: the manifest's folder)")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no report")
+    p.add_argument(
+        "--fresh",
+        action="store_true",
+        help="render every case anew, not taking those a stopped run of this manifest staged",
+    )
     p.set_defaults(func=run)
 
 
@@ -37,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
             settings=settings,
             slug=args.study,
             progress=None if args.quiet else StepProgress(),
+            resume=not args.fresh,
         )
     except ImportFailed as exc:
         if exc.report_text and not args.quiet:

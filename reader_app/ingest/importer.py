@@ -31,7 +31,8 @@ from reader_app.core.db import make_engine
 from reader_app.core.settings import Settings
 from reader_app.ingest.errors import ImportFailed
 from reader_app.ingest.report import IngestionReport, Problem, Validation
-from reader_app.ingest.staging import ImportProgress, Progress, StagedCase, check
+from reader_app.ingest.resume import ResumeFolder
+from reader_app.ingest.staging import ImportProgress, Progress, StagedCase, check, default_slug
 from reader_app.models import Case, CaseImage, Study
 from reader_app.study.assets import AssetClaim, asset_path, claim_assets, remove_unclaimed
 from reader_app.study.case_reports import effective_mode, store_case_report
@@ -88,18 +89,28 @@ def import_manifest(
     progress: Progress | None = None,
     actor: str = "import",
     workers: int | None = None,
+    resume: bool = False,
 ) -> ImportResult:
     """Import a study from a manifest; raise ImportFailed (and change nothing) on any problem.
-    ``workers``: processes staging volume cases (staging.import_workers by default)."""
-    staging = Path(tempfile.mkdtemp(prefix=".import-", dir=settings.data_dir))
+    ``workers``: processes staging volume cases (staging.import_workers by default).
+    ``resume``: stage in this manifest's own folder, taking the cases a killed or
+    interrupted run of it had staged (``reader_app.ingest.resume``)."""
+    path = Path(manifest_path)
+    folder = ResumeFolder.open(settings, path, slug or default_slug(path)) if resume else None
+    if folder is not None:
+        staging = folder.folder
+    else:
+        staging = Path(tempfile.mkdtemp(prefix=".import-", dir=settings.data_dir))
+    stopped = False  # killed or interrupted midway: a resume folder stays for the next run
     try:
         checked = check(
-            Path(manifest_path),
+            path,
             settings=settings,
             staging=staging,
             slug=slug,
             progress=progress,
             workers=workers,
+            resume=folder,
         )
         report = checked.report
         if checked.problems or checked.config is None:
@@ -119,8 +130,14 @@ def import_manifest(
             )
         finally:
             engine.dispose()
+    except (KeyboardInterrupt, SystemExit):
+        stopped = True
+        raise
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        if folder is not None:
+            folder.close(keep=stopped)
+        else:
+            shutil.rmtree(staging, ignore_errors=True)
     if progress:
         steps, strips = len(prepared) + 1, sum(c.prepared.entry.kind == "strip" for c in prepared)
         progress(ImportProgress(steps, steps, "done", report.images, strips))

@@ -30,6 +30,7 @@ from reader_app.ingest.errors import IngestError
 from reader_app.ingest.manifest import Manifest, ManifestEntry, ManifestInvalid, load_manifest
 from reader_app.ingest.prepare import CaseRefused, Limits, PreparedCase, Refused, prepare_case
 from reader_app.ingest.report import IngestionReport
+from reader_app.ingest.resume import ResumeFolder
 from reader_app.ingest.study_config import load_study_config
 from reader_app.study.assets import sha256_hex
 from reader_app.study.case_reports import REPORT_FIELDS, effective_mode, missing_references
@@ -110,6 +111,7 @@ def check(
     edit: Edit | None = None,
     progress: Progress | None = None,
     workers: int | None = None,
+    resume: ResumeFolder | None = None,
 ) -> Checked:
     """Phases 1 and 2: every stage runs, whatever an earlier stage found.
 
@@ -119,6 +121,8 @@ def check(
     study may exist); ``edit``, each loaded entry changed (a reviewer's name) or
     left out (None) before it is staged. ``workers``: processes staging the volume
     cases (default ``import_workers``: the cores, bounded by memory; 1: serial).
+    ``resume``: ``staging`` is that folder, whose cases recorded by an earlier run
+    are taken as they are, and each case staged now is recorded there.
     """
     slug = slug or default_slug(path)
     report = IngestionReport(manifest=path.name, slug=slug)
@@ -150,7 +154,7 @@ def check(
         entries = manifest.entries if edit is None else map(edit, manifest.entries)
         staged = replace(manifest, entries=tuple(e for e in entries if e is not None))
         defaults = config or StudyConfig(title=slug)
-        prepared = _stage(staged, defaults, settings, report, staging, progress, workers)
+        prepared = _stage(staged, defaults, settings, report, staging, progress, workers, resume)
     report.errors[:0] = errors  # manifest and settings problems first
     return Checked(slug, config, manifest, prepared, report.refused + report.errors, report)
 
@@ -253,21 +257,31 @@ def _stage(
     staging: Path,
     progress: Progress | None,
     workers: int | None = None,
+    resume: ResumeFolder | None = None,
 ) -> list[StagedCase]:
     """Render every case; PNGs go to staging (not the store), keeping memory flat.
 
     Volume cases (strips: a DICOM series or a NIfTI to decompress, resample and
     render) are staged in parallel by ``workers`` processes (``import_workers``
     by default); the cases and the report come out in manifest order either way,
-    so the import that follows is the same, all or nothing.
+    so the import that follows is the same, all or nothing. With ``resume``, a
+    case an earlier run recorded there is taken, not staged again.
     """
     entries = manifest.entries
     total = len(entries) + 1  # +1: the final transaction
     limits = Limits.of(settings)
-    n_volumes = sum(e.kind == "strip" for e in entries)
-    workers = import_workers(n_volumes, settings) if workers is None else workers
     results: list[tuple[StagedCase | None, IngestionReport]] = []
     images = strips = 0
+    by_index: dict[int, tuple[StagedCase | None, IngestionReport]] = {}
+    if resume is not None:
+        for i, entry in enumerate(entries):
+            hit = resume.get(entry, config, limits)
+            if hit is not None:
+                by_index[i] = hit
+        if by_index:
+            log.info("%d of %d cases staged by an earlier run", len(by_index), len(entries))
+    n_volumes = sum(e.kind == "strip" for i, e in enumerate(entries) if i not in by_index)
+    workers = import_workers(n_volumes, settings) if workers is None else workers
 
     def count(staged: StagedCase | None, entry: ManifestEntry) -> None:
         nonlocal images, strips
@@ -275,14 +289,25 @@ def _stage(
             images += len(staged.digests)
             strips += entry.kind == "strip"
 
+    def done_with(i: int, result: tuple[StagedCase | None, IngestionReport]) -> None:
+        by_index[i] = result
+        count(result[0], entries[i])
+        if resume is not None:
+            resume.put(entries[i], config, limits, result)
+
+    for i in sorted(by_index):
+        count(by_index[i][0], entries[i])
+    if by_index and progress:
+        message = f"{len(by_index)} cases staged by an earlier run"
+        progress(ImportProgress(len(by_index), total, message, images, strips))
+    todo = [i for i in range(len(entries)) if i not in by_index]
     if workers <= 1 or n_volumes < 2:
-        for done, entry in enumerate(entries):
+        for i in todo:
             if progress:
-                progress(ImportProgress(done, total, f"case {entry.case_id}", images, strips))
-            results.append(stage_case(entry, manifest, config, limits, staging))
-            count(results[-1][0], entry)
+                message = f"case {entries[i].case_id}"
+                progress(ImportProgress(len(by_index), total, message, images, strips))
+            done_with(i, stage_case(entries[i], manifest, config, limits, staging))
     else:
-        by_index: dict[int, tuple[StagedCase | None, IngestionReport]] = {}
         try:
             with ProcessPoolExecutor(
                 workers,
@@ -291,21 +316,18 @@ def _stage(
                 initargs=(os.getpid(),),
             ) as pool:
                 futures = {
-                    pool.submit(stage_case, entry, manifest, config, limits, staging): i
-                    for i, entry in enumerate(entries)
+                    pool.submit(stage_case, entries[i], manifest, config, limits, staging): i
+                    for i in todo
                 }
                 if progress:
-                    progress(ImportProgress(0, total, f"{workers} processes", images, strips))
-                for done, future in enumerate(as_completed(futures), start=1):
+                    message = f"{workers} processes"
+                    progress(ImportProgress(len(by_index), total, message, images, strips))
+                for future in as_completed(futures):
                     i = futures[future]
-                    by_index[i] = future.result()
-                    count(by_index[i][0], entries[i])
+                    done_with(i, future.result())
                     if progress:
-                        progress(
-                            ImportProgress(
-                                done, total, f"case {entries[i].case_id}", images, strips
-                            )
-                        )
+                        message = f"case {entries[i].case_id}"
+                        progress(ImportProgress(len(by_index), total, message, images, strips))
         except BrokenProcessPool:
             # a worker ended abruptly (killed, or it could not start): the cases it left
             # are staged here, one at a time, so the import is the same; said in the log
@@ -314,11 +336,10 @@ def _stage(
                 len(by_index),
                 len(entries),
             )
-            for i, entry in enumerate(entries):
+            for i in todo:
                 if i not in by_index:
-                    by_index[i] = stage_case(entry, manifest, config, limits, staging)
-                    count(by_index[i][0], entry)
-        results = [by_index[i] for i in range(len(entries))]
+                    done_with(i, stage_case(entries[i], manifest, config, limits, staging))
+    results = [by_index[i] for i in range(len(entries))]
     prepared: list[StagedCase] = []
     for staged, part in results:
         _merge(report, part)
