@@ -33,6 +33,8 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -71,14 +73,22 @@ print(json.dumps({"seconds": seconds, "cases": result.cases, "images": result.im
 """
 
 
+def write_volume(path: Path, slices: int, size: int, seed: int) -> None:
+    vol = phantom(slices, size=size, seed=seed)
+    affine = np.diag([0.7, 0.7, 2.5, 1.0])
+    nib.save(nib.Nifti1Image(vol, affine), str(path))
+
+
 def write_volumes(folder: Path, count: int, slices: int, size: int) -> Path:
+    """The study folder; the volumes made on every core (not measured: 100 of the issue's
+    size take about 7 minutes one at a time)."""
     folder.mkdir(parents=True)
     rows = ["case_id,kind,files,diagnosis"]
-    for i in range(count):
-        vol = phantom(slices, size=size, seed=i)
-        affine = np.diag([0.7, 0.7, 2.5, 1.0])
-        nib.save(nib.Nifti1Image(vol, affine), str(folder / f"ct{i:03d}.nii.gz"))
-        rows.append(f"ct-{i:03d},strip,ct{i:03d}.nii.gz,Finding {i}")
+    paths = [folder / f"ct{i:03d}.nii.gz" for i in range(count)]
+    with ProcessPoolExecutor(len(os.sched_getaffinity(0)), mp_context=get_context("spawn")) as pool:
+        list(pool.map(write_volume, paths, [slices] * count, [size] * count, range(count)))
+    for i, path in enumerate(paths):
+        rows.append(f"ct-{i:03d},strip,{path.name},Finding {i}")
     manifest = folder / "manifest.csv"
     manifest.write_text("\n".join(rows) + "\n")
     return manifest
