@@ -81,10 +81,9 @@ def _stat(path: Path) -> tuple[str, int, int] | tuple[str, str]:
 
 
 def fingerprint(entry: ManifestEntry, config: Any, limits: Any) -> str:
-    """What a staged case depends on: its row (without the line number, which moves
-    when rows are added above it), settings, limits, files, and the code."""
-    row = dataclasses.replace(entry, where="")
-    parts = (repr(row), repr(config), repr(limits), [_stat(p) for p in _files(entry)])
+    """What a staged case depends on: its row (its line number too, which the staged
+    case quotes), settings, limits, files, and the code."""
+    parts = (repr(entry), repr(config), repr(limits), [_stat(p) for p in _files(entry)])
     return hashlib.sha256(repr((*parts, code_digest())).encode()).hexdigest()[:32]
 
 
