@@ -3,8 +3,7 @@
 A page run right after a server start paid the app's own imports (pandas,
 SQLAlchemy, SQLModel, the models, the pages' modules: most of a second) and, for
 an analyst's sign-in, loading and scoring the study (about another second). At
-start, nothing is being served yet: :func:`start_prewarm` runs one thread, at a
-lower CPU priority (nice 10 for the thread alone, Linux), that
+start, nothing is being served yet: :func:`start_prewarm` runs one thread that
 
 1. imports what the app's script (reader_app/main.py) and the first pages of a
    reader and of an analyst (the exam, the Leaderboard) import, read from their
@@ -14,7 +13,10 @@ lower CPU priority (nice 10 for the thread alone, Linux), that
    (``gc.freeze``, as main.py's ``freeze_startup_heap`` does on the first page run,
    whose collection then walks only what came after: 0.1 s less on that run);
 2. loads and scores the most recent studies into the shared scored study
-   (reader_app/analysis/prewarm.py), with the Leaderboard's default parameters.
+   (reader_app/analysis/prewarm.py), with the Leaderboard's default parameters, at a
+   lower CPU priority (nice 10 for this thread alone, Linux; the imports before it run
+   at the server's, since the threads they start, numpy's BLAS pool among them, would
+   inherit it).
 
 ``READERSTUDY_PREWARM=off`` turns it off (the test suite's servers, which start
 by the hundred and mostly never show a leaderboard). A failure is logged and
@@ -74,12 +76,14 @@ def _lower_priority() -> None:
 
 def prewarm(database_url: str) -> None:
     """Steps 1 and 2 of the module's docstring, each timed in the log."""
-    _lower_priority()
     t0 = time.perf_counter()
     names = import_app_modules()
     gc.collect()  # before the study is scored: its frames stay collectable
     gc.freeze()
     log.info("prewarm: imported %d modules in %.2f s", len(names), time.perf_counter() - t0)
+    # only now: a thread inherits the priority of the thread that starts it, and the
+    # imports start some (numpy's BLAS pool) that every later page run uses
+    _lower_priority()
     from sqlmodel import Session
 
     from reader_app.analysis.prewarm import prewarm_scored_studies

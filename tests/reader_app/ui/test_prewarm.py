@@ -65,6 +65,22 @@ print(json.dumps({{"warmed": warmed, "page": SHARED.computations - warmed,
 """
 PREWARM = "from reader_app.web.prewarm import prewarm; prewarm({url!r})"
 
+NICE = """
+import json, os, sys, time
+from reader_app.web.prewarm import start_prewarm
+assert "numpy" not in sys.modules
+thread = start_prewarm({url!r})
+thread.join()
+deadline = time.monotonic() + 10  # the system thread outlives join() by a moment
+while str(thread.native_id) in os.listdir("/proc/self/task") and time.monotonic() < deadline:
+    time.sleep(0.05)
+def nice(tid):
+    with open(f"/proc/self/task/{{tid}}/stat") as fh:
+        return int(fh.read().rsplit(")", 1)[1].split()[16])
+print(json.dumps({{"numpy": "numpy" in sys.modules,
+                   "nice": sorted({{nice(t) for t in os.listdir("/proc/self/task")}})}}))
+"""
+
 
 def _probe(code: str) -> dict[str, object]:
     out = subprocess.run(
@@ -144,3 +160,13 @@ def test_the_prewarm_scores_with_the_parameters_the_analyst_pages_start_with() -
         h_variant=str(DEFAULTS["an_h_variant"]),
     )
     assert sidebar == ScoringParams()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="Linux only")
+def test_no_thread_keeps_the_prewarm_s_low_priority(db: tuple[Settings, Session]) -> None:
+    """The imports run at the server's priority: the threads they start (numpy's BLAS
+    pool) serve every later page run, and a thread inherits its starter's priority."""
+    settings, _ = db
+    res = _probe(NICE.format(url=settings.database_url))
+    assert res["numpy"] is True  # the prewarm thread imported it
+    assert res["nice"] == [os.nice(0)]  # every thread left runs at this process's priority
