@@ -39,7 +39,10 @@ def freeze_startup_heap() -> bool:
     return True
 
 
-st.set_page_config(page_title="readerstudy", page_icon="🩻", layout="wide")
+# a Material icon, as the pages' own (Streamlit has their names loaded for st.Page): an
+# emoji favicon made it import its emoji catalogue (streamlit.emojis) on the first page
+# run, 0.03-0.08 s of it (issue 43, docs/performance.md "Analyst pages")
+st.set_page_config(page_title="readerstudy", page_icon=":material/radiology:", layout="wide")
 configure_logging()
 freeze_startup_heap()
 

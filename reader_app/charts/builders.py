@@ -247,8 +247,9 @@ def response_profile_chart(frame: pd.DataFrame, *, title: str | None = None) -> 
         ink=[ink_of.get(str(seg), INK_DARK) for seg in frame["segment"]],
     )
     wide = GLYPH_PX / WIDTH  # the smallest share a glyph fits in
+    data = values(marked)  # one object for both layers: layer() sends it once
     glyphs = {
-        "data": values(marked),
+        "data": data,
         "transform": [
             {
                 "stack": "share",
@@ -268,7 +269,7 @@ def response_profile_chart(frame: pd.DataFrame, *, title: str | None = None) -> 
         },
     }
     return {
-        **layer({"data": values(marked), **bars}, glyphs),
+        **layer({"data": data, **bars}, glyphs),
         "autosize": PAD,
         "width": WIDTH,
         "height": max(26 * len(names), 80),

@@ -65,10 +65,19 @@ def values(frame: pd.DataFrame) -> Spec:
 
 
 def layer(*layers: Spec, **props: Any) -> Spec:
-    """Layers drawn on one another; data that every layer shares (the same dict) moves
-    up to the layered chart, as Altair does."""
-    first = layers[0].get("data")
-    if first is not None and all(part.get("data") is first for part in layers):
-        layers = tuple({k: v for k, v in part.items() if k != "data"} for part in layers)
-        return {"data": first, "layer": list(layers), **props}
-    return {"layer": list(layers), **props}
+    """Layers drawn on one another. Data that every layer shares (the same dict) moves up
+    to the layered chart, as Altair does; and when every layer has data, the data that
+    most of them share (two at least) moves up too, the others keep their own (a layer's
+    own data overrides its parent's): the browser then receives and parses it once, not
+    once per layer (a bar chart with CI whiskers and caps sent its rows four times)."""
+    datas = [part.get("data") for part in layers]
+    if any(d is None for d in datas):
+        return {"layer": list(layers), **props}
+    shared = max(datas, key=lambda d: sum(other is d for other in datas))
+    if sum(d is shared for d in datas) < 2:
+        return {"layer": list(layers), **props}
+    kept = tuple(
+        {k: v for k, v in part.items() if k != "data"} if part["data"] is shared else part
+        for part in layers
+    )
+    return {"data": shared, "layer": list(kept), **props}

@@ -100,6 +100,12 @@ ENV_VARS: dict[str, tuple[str, str]] = {
         " priority (reader_app.analysis.scoring_worker), so an analyst never slows the readers;"
         " off: in the serving process",
     ),
+    "READERSTUDY_PREWARM": (
+        "on",
+        "on or off: at start, the server imports what the first page runs need and scores the"
+        " latest studies for the analysts' sign-in, in a background thread"
+        " (reader_app.web.prewarm); off: the first page runs do it",
+    ),
 }
 
 

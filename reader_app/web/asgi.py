@@ -13,6 +13,9 @@ Streamlit's own routes, outermost first:
   (reader_app/web/upload_spool.py, behind Streamlit's uploaded-file manager:
   reader_app/web/disk_uploads.py).
 
+At start, a background thread imports what the first page runs import and scores the
+latest studies for the analysts' sign-in (reader_app/web/prewarm.py).
+
 Its lifespan sets TCP_NODELAY on the listening socket first (reader_app/web/tcp_nodelay.py:
 Streamlit's own binding leaves every connection with Nagle's algorithm).
 
@@ -43,6 +46,7 @@ from reader_app.web.disk_uploads import reaper, with_disk_uploads, xsrf_ok
 from reader_app.web.exam_door import exam_routes
 from reader_app.web.live_sessions import live_session, state_value
 from reader_app.web.origin_check import SameOrigin
+from reader_app.web.prewarm import start_prewarm
 from reader_app.web.security_headers import SecurityHeaders
 from reader_app.web.server_secret import check_server_cookie_secret
 from reader_app.web.streamlit_seams import SeamMissing, check_seams, user_info
@@ -111,3 +115,6 @@ app = st.App(
     ],
 )
 with_disk_uploads(app, spool)  # its runtime keeps uploads on disk (not in memory)
+# the first page runs' imports and the analyst's scored study, in a thread, before any
+# visit (web/prewarm.py; READERSTUDY_PREWARM=off turns it off)
+start_prewarm(settings.database_url)

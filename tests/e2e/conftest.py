@@ -62,9 +62,12 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: fl
 
 def served_env(database_url: str, data_dir: Path, **extra: str) -> dict[str, str]:
     """The environment for a served app: this process's, without our settings or
-    Streamlit's, on ``database_url`` and ``data_dir`` (plus ``extra``)."""
+    Streamlit's, on ``database_url`` and ``data_dir``, the prewarm off (plus ``extra``)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("STREAMLIT_", "READERSTUDY_"))}
     env.update(READERSTUDY_DATABASE_URL=database_url, READERSTUDY_DATA_DIR=str(data_dir))
+    # no start-up prewarm (reader_app/web/prewarm.py) unless a test asks for it: the suite
+    # starts hundreds of servers, most never show a leaderboard
+    env.update(READERSTUDY_PREWARM="off")
     env.update(extra)
     return env
 

@@ -8,6 +8,7 @@ its own objects are the reference for the helpers in reader_app/charts/vl.py.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import altair as alt
@@ -173,3 +174,44 @@ def test_every_line_and_label_keeps_3_to_1_on_paper_and_on_the_dark_page(
     assert checked >= 20  # the walk found the figures' colours
     # the check does fail: the old navy pool on the dark page was 1.4:1
     assert contrast("#08306b", DARK_BACKGROUND) < AA_LARGE
+
+
+def _inline_rows(node: Any) -> list[str]:
+    """The JSON of every inline ``data`` of a spec, wherever it sits."""
+    found: list[str] = []
+    if isinstance(node, dict):
+        data = node.get("data")
+        if isinstance(data, dict) and "values" in data:
+            found.append(json.dumps(data["values"], sort_keys=True, default=str))
+        for key, child in node.items():
+            if key != "data":
+                found.extend(_inline_rows(child))
+    elif isinstance(node, list):
+        for child in node:
+            found.extend(_inline_rows(child))
+    return found
+
+
+def test_no_figure_sends_the_same_rows_twice(frame: pd.DataFrame) -> None:
+    """Each chart's rows go to the browser once (issue 43: the response profile sent its
+    434 rows twice, the metric bars theirs four times, once per layer); the pool's
+    reference line and its label keep their own one-row data beside the shared bars."""
+    for name, figure in every_figure(frame).items():
+        rows = [r for r in _inline_rows(for_dark(figure)) if r.count("}, {")]  # 2+ rows
+        assert len(rows) == len(set(rows)), name
+    board = build_leaderboard(frame, CASES, ScoringParams(n_boot=20))
+    bars = metric_bars_chart(metric_bars(board, "radle_c"))
+    assert "values" in bars["data"]  # the bars' rows, once, shared by bars, whiskers, caps
+    own = [part for part in bars["layer"] if "data" in part]
+    assert [part["mark"]["type"] for part in own] == ["rule", "text"]  # the pool line
+
+
+def test_layer_moves_up_the_data_most_layers_share() -> None:
+    rows, ref = values(pd.DataFrame({"v": [1, 2]})), values(pd.DataFrame({"v": [1.5]}))
+    a, b, c = ({"data": d, "mark": m} for d, m in ((rows, "bar"), (rows, "tick"), (ref, "rule")))
+    assert layer(a, b, c) == {
+        "data": rows,
+        "layer": [{"mark": "bar"}, {"mark": "tick"}, {"data": ref, "mark": "rule"}],
+    }
+    # a layer without data would inherit the moved data: nothing moves then
+    assert "data" not in layer(a, b, {"mark": "rule"})

@@ -1,0 +1,56 @@
+"""The scored study warmed at server start (reader_app/analysis/prewarm.py): the latest
+studies with answers, loaded and scored with the analyst pages' default parameters into
+the shared scoring; a study without answers or not gradeable yet is not scored. On
+SQLite and PostgreSQL (the ``session`` fixture), built through the real services."""
+
+from __future__ import annotations
+
+from sqlmodel import Session
+
+from reader_app.analysis.data import check_scorable
+from reader_app.analysis.prewarm import Prewarmed, prewarm_scored_studies, studies_to_prewarm
+from reader_app.analysis.scored_study import SharedScoring
+from reader_app.core.settings import Settings
+from scoring import ScoringParams
+from tests.factories import make_study
+from tests.reader_app.analysis.scenario import (
+    grade_everything,
+    import_model_run,
+    plan_for,
+    simulate_reader,
+)
+
+CASES = ["case-000", "case-001", "case-002", "case-003"]
+
+
+def test_the_latest_answered_studies_are_scored_with_the_default_parameters(
+    session: Session, settings: Settings
+) -> None:
+    graded = make_study(session, settings.asset_dir, n_cases=4, slug="graded")
+    simulate_reader(session, graded, "R01", plan_for(CASES, "CCwI"))
+    import_model_run(session, graded, "vlm-a", plan_for(CASES, "CCCW"))
+    grade_everything(session, graded)
+    make_study(session, settings.asset_dir, n_cases=2, slug="empty")  # no answers: skipped
+    ungraded = make_study(session, settings.asset_dir, n_cases=4, slug="ungraded")
+    simulate_reader(session, ungraded, "R01", plan_for(CASES, "CCwI"))  # nothing graded
+
+    assert [s.slug for s in studies_to_prewarm(session=session)] == ["ungraded", "graded"]
+    assert [s.slug for s in studies_to_prewarm(session=session, limit=1)] == ["ungraded"]
+
+    shared = SharedScoring()
+    done = prewarm_scored_studies(session=session, shared=shared)
+    assert [(d.slug, d.scored) for d in done] == [("ungraded", False), ("graded", True)]
+    assert all(isinstance(d, Prewarmed) and d.seconds > 0 for d in done)
+    # two frames and one board computed; the board is what the Leaderboard asks for first
+    assert shared.computations == 3
+    data = shared.study_data(session=session, study=graded)
+    assert shared.has_leaderboard(data, check_scorable(data), ScoringParams())
+    assert not shared.has_leaderboard(data, check_scorable(data), ScoringParams(seed=1))
+    assert shared.computations == 3  # the frame came from the prewarm too
+
+    # an answer after the prewarm changes the data version: the board is not served stale
+    simulate_reader(session, graded, "R02", plan_for(CASES, "CWMC"))
+    grade_everything(session, graded)
+    fresh = shared.study_data(session=session, study=graded)
+    assert fresh.version != data.version
+    assert not shared.has_leaderboard(fresh, check_scorable(fresh), ScoringParams())
