@@ -373,7 +373,7 @@ def main() -> int:
     if len(sys.argv) == 5 and sys.argv[1] == "--cycle":
         return cycle(sys.argv[2], sys.argv[3], Path(sys.argv[4]))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--block", type=int, default=10, help="transitions per block")
     parser.add_argument("--quick", action="store_true", help="a small study, one short round")
     parser.add_argument("--update-doc", type=Path)
