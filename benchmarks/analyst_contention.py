@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Reader transitions while an analyst cycles the analyst pages, against the analyst idle.
 
-    .venv/bin/python -m benchmarks.analyst_contention [--rounds 3] [--block 10]
+    .venv/bin/python -m benchmarks.analyst_contention [--rounds 5] [--block 10]
         [--quick] [--update-doc docs/performance.md] [--json-out FILE]
 
 The study is the synthetic one of ``readerstudy demo`` (reader_app/runs/synthetic.py)
