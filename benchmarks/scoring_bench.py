@@ -105,10 +105,11 @@ def naive_five(g: pd.DataFrame, n: int) -> pd.Series:
     hi = ans[ans["L"] >= 3]
     c3, w3 = (hi["y"] == 1).sum(), (hi["y"] == 0).sum()
     e = (ans.loc[ans["y"] == 0, "L"] + 1).sum()
+    w = (ans["y"] == 0).sum()
     r = c3 / (c3 + w3) if c3 + w3 else np.nan
     cov = (c3 + w3) / n
-    dd = 1 - w3 / (n - c) if n > c else 1.0
-    h = 100 * (r * cov * dd) ** (1 / 3) if c3 + w3 else 0.0
+    dd = (w - w3) / w if w else 1.0  # RadLE-H v2 (SCORING.md section 3): harmonic mean
+    h = 100 * 3 / (1 / r + 1 / cov + 1 / dd) if c3 + w3 and r and cov and dd else 0.0
     return pd.Series(
         {
             "radle_c": 1000 * (1 + g["s"].sum() / (5 * n)),
