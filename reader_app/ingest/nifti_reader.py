@@ -7,13 +7,12 @@ samples are ever read from an uncompressed file. A .nii.gz cannot be mapped:
 when its file stores axial planes (the voxel axis nearest superior is its last,
 as scanners and converters write a CT), it is decompressed once, a plane at a
 time, keeping only the planes a strip samples (``GzPlanes``: memory of a few
-planes, not of the volume, and a third of the time of reading it whole with
-nibabel); any other layout is decompressed whole, once.
+planes, not of the volume, and a sixth of the time of reading it whole with
+nibabel, decompressed by ISA-L); any other layout is decompressed whole, once.
 """
 
 from __future__ import annotations
 
-import gzip
 import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 
 import nibabel as nib
 import numpy as np
+from isal import igzip
 
 from reader_app.ingest.errors import IngestError
 from reader_app.ingest.strips import sample_indices
@@ -139,8 +139,8 @@ def open_nifti(
 
 class GzPlanes:
     """The canonical axial slices of a .nii.gz whose file stores axial planes, read
-    in one pass of ``gzip`` (any number of members, each one's CRC checked at its
-    end) through a buffer of one plane, keeping the planes asked for."""
+    in one pass of ``isal.igzip`` (any number of members, each one's CRC checked at
+    its end) through a buffer of one plane, keeping the planes asked for."""
 
     def __init__(self, path: Path, name: str, proxy: Any, ornt: np.ndarray) -> None:
         self.path, self.name, self.ornt = path, name, ornt
@@ -167,7 +167,10 @@ class GzPlanes:
         size = self.plane_shape[0] * self.plane_shape[1] * self.dtype.itemsize
         buf = bytearray(size)
         try:
-            with open(self.path, "rb") as raw, gzip.GzipFile(fileobj=raw) as gz:
+            # ISA-L's gzip (the stdlib's interface, 2.4x its speed here), which also
+            # reads every member and checks each one's CRC and length
+            gzip_file: Any = igzip.GzipFile  # isal's stubs leave it untyped
+            with open(self.path, "rb") as raw, gzip_file(fileobj=raw) as gz:
                 gz.seek(self.offset)  # decompressed and dropped, a buffer at a time
                 for k in range(max(wanted) + 1):
                     got = gz.readinto(buf)
