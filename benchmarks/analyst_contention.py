@@ -359,9 +359,10 @@ def markdown(res: dict[str, Any], command: str) -> str:
                 f" `worker` made {w['analyst_visits']} page visits in its cycling blocks"
                 f" (p50 {w['analyst_visit_ms']['p50_ms']} ms); the one of `in-process`"
                 f" {res['summary']['in-process']['analyst_visits']}. Load (1-minute average)"
-                f" {res['load_start']} at the start, {res['load_end']} at the end: other"
-                " engineers' suites share this 2-core VM, so the absolute figures are noisy;"
-                f" the ratios are what this measures. Target: `worker` p95 cycling at most"
+                f" {res['load_start']} at the start, {res['load_end']} at the end (the"
+                " benchmark's own two servers, worker, three Chromiums and floor page on 2"
+                " cores, and whatever else runs), so the absolute figures are noisy; the"
+                f" ratios are what this measures. Target: `worker` p95 cycling at most"
                 f" {TARGET}x idle: {'met' if res['met'] else 'not met'} in this run.",
             ),
             *rows,

@@ -197,8 +197,9 @@ def markdown(res: dict[str, Any], command: str) -> str:
                 " side, then visits them in one Chromium: medians over the rounds, each app"
                 " figure with its ratio to the bare page's median of the same visit (first"
                 " visit after a server start, or second). Load (1-minute average) at each"
-                f" round: {', '.join(str(x) for x in res['loads'])}; other engineers' suites"
-                " share this 2-core VM. Targets: first visits at most"
+                f" round: {', '.join(str(x) for x in res['loads'])} (a 1-minute average: it"
+                " still holds the tail of whatever ran just before). Targets: first visits"
+                " at most"
                 f" {FIRST_TARGET}x, second at most {SECOND_TARGET}x:"
                 f" {'met' if res['met'] else 'not met'} by this checkout.",
             ),
