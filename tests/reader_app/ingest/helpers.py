@@ -13,8 +13,11 @@ import numpy as np
 from pydicom.data import get_testdata_file
 from pydicom.dataset import FileDataset, FileMetaDataset
 from pydicom.uid import CTImageStorage, ExplicitVRLittleEndian, generate_uid
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
 
 from reader_app.ingest.manifest import COLUMNS, OPTIONAL_COLUMNS
+from reader_app.models import Case, CaseImage, Study
 
 SERIES_CT5 = "dicomdirtests/98892001/CT5N"  # 5 real 16x16 CT slices of one series
 SERIES_CT2 = "dicomdirtests/77654033/CT2"  # 4 real 16x16 CT slices, another series
@@ -209,3 +212,16 @@ def write_nifti_superior_first(path: Path, vol: np.ndarray) -> Path:
     out.header.set_sform(affine, code=1)
     lib.save(out, str(path))
     return path
+
+
+def study_images(engine: Engine, slug: str) -> list[tuple[str, int, str, str]]:
+    """(case, seq, role, sha256) of every image of study ``slug``, in case order."""
+    with Session(engine) as s:
+        rows = s.exec(
+            select(Case.source_id, CaseImage.seq, CaseImage.role, CaseImage.sha256)
+            .join(Study, col(Study.id) == Case.study_id)
+            .join(CaseImage, col(CaseImage.case_id) == Case.id)
+            .where(Study.slug == slug)
+            .order_by(col(Case.source_id), col(CaseImage.seq), col(CaseImage.role))
+        ).all()
+    return [tuple(r) for r in rows]  # type: ignore[misc]

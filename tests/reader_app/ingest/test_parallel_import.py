@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, select
+from sqlmodel import Session, select
 
 from reader_app.core.db import make_engine
 from reader_app.core.settings import Settings
@@ -24,8 +24,14 @@ from reader_app.ingest.staging import (
     check,
     import_workers,
 )
-from reader_app.models import Case, CaseImage, Study
-from tests.reader_app.ingest.helpers import case, phantom, write_manifest, write_nifti
+from reader_app.models import Case, Study
+from tests.reader_app.ingest.helpers import (
+    case,
+    phantom,
+    study_images,
+    write_manifest,
+    write_nifti,
+)
 
 N_VOLUMES = 4
 
@@ -50,18 +56,6 @@ def _volumes(folder: Path, broken: bool = False) -> Path:
     return write_manifest(folder, rows)
 
 
-def _images(engine: Engine, slug: str) -> list[tuple[str, int, str, str]]:
-    with Session(engine) as s:
-        rows = s.exec(
-            select(Case.source_id, CaseImage.seq, CaseImage.role, CaseImage.sha256)
-            .join(Study, col(Study.id) == Case.study_id)
-            .join(CaseImage, col(CaseImage.case_id) == Case.id)
-            .where(Study.slug == slug)
-            .order_by(col(Case.source_id), col(CaseImage.seq), col(CaseImage.role))
-        ).all()
-    return [tuple(r) for r in rows]  # type: ignore[misc]
-
-
 def test_parallel_import_equals_the_serial_one(
     settings: Settings, db: Engine, tmp_path: Path
 ) -> None:
@@ -74,8 +68,8 @@ def test_parallel_import_equals_the_serial_one(
     assert parallel.cases == serial.cases == N_VOLUMES
     assert parallel.images == serial.images > 0
     # the same PNGs (same digests) for the same cases, in the same order
-    shown = _images(db, "parallel")
-    assert shown == _images(db, "serial") and len(shown) == parallel.images
+    shown = study_images(db, "parallel")
+    assert shown == study_images(db, "serial") and len(shown) == parallel.images
     # the report reads the cases in manifest order, whichever process finished first
     assert [line.split(" ")[1] for line in parallel.report.read] == [
         f"ct-{i}" for i in range(N_VOLUMES)
@@ -160,6 +154,6 @@ def test_a_killed_pool_worker_leaves_the_cases_to_serial_staging(
     ]
     serial = import_manifest(manifest, settings=settings, slug="serial", workers=1)
     assert parallel.cases == serial.cases == N_VOLUMES
-    shown = _images(db, "parallel")
-    assert shown == _images(db, "serial") and len(shown) == parallel.images > 0
+    shown = study_images(db, "parallel")
+    assert shown == study_images(db, "serial") and len(shown) == parallel.images > 0
     assert parallel.report.read == serial.report.read

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, select
+from sqlmodel import Session, select
 
 from reader_app.core.db import make_engine
 from reader_app.core.settings import PROJECT_ROOT, Settings
@@ -22,8 +22,14 @@ from reader_app.ingest.errors import ImportFailed
 from reader_app.ingest.importer import import_manifest
 from reader_app.ingest.resume import PREFIX, ResumeFolder
 from reader_app.ingest.staging import ImportProgress
-from reader_app.models import Case, CaseImage, Study
-from tests.reader_app.ingest.helpers import case, phantom, write_manifest, write_nifti
+from reader_app.models import Study
+from tests.reader_app.ingest.helpers import (
+    case,
+    phantom,
+    study_images,
+    write_manifest,
+    write_nifti,
+)
 
 READERSTUDY = Path(PROJECT_ROOT) / ".venv" / "bin" / "readerstudy"
 
@@ -43,18 +49,6 @@ def _study(folder: Path, n: int) -> Path:
         write_nifti(folder / f"v{i}.nii.gz", phantom(n=12 + i), ras=bool(i % 2))
         rows.append(case(f"ct-{i}", f"v{i}.nii.gz", kind="strip"))
     return write_manifest(folder, rows)
-
-
-def _images(engine: Engine, slug: str) -> list[tuple[str, int, str, str]]:
-    with Session(engine) as s:
-        rows = s.exec(
-            select(Case.source_id, CaseImage.seq, CaseImage.role, CaseImage.sha256)
-            .join(Study, col(Study.id) == Case.study_id)
-            .join(CaseImage, col(CaseImage.case_id) == Case.id)
-            .where(Study.slug == slug)
-            .order_by(col(Case.source_id), col(CaseImage.seq), col(CaseImage.role))
-        ).all()
-    return [tuple(r) for r in rows]  # type: ignore[misc]
 
 
 def _folders(settings: Settings) -> list[Path]:
@@ -96,7 +90,7 @@ def test_an_interrupted_import_is_taken_up_where_it_stopped(
     # the same study, image for image, as a fresh import of the manifest
     fresh = import_manifest(manifest, settings=settings, slug="fresh", workers=1)
     assert result.images == fresh.images and result.cases == fresh.cases == 5
-    assert [r[1:] for r in _images(db, "ct")] == [r[1:] for r in _images(db, "fresh")]
+    assert [r[1:] for r in study_images(db, "ct")] == [r[1:] for r in study_images(db, "fresh")]
     assert result.report.read == fresh.report.read
 
 
@@ -192,5 +186,5 @@ def test_a_killed_cli_import_is_continued_by_the_next_run(
     assert "imported study 'ct': 10 case(s)" in again.stdout
     assert _folders(settings) == []
     fresh = import_manifest(manifest, settings=settings, slug="fresh", workers=1)
-    assert [r[1:] for r in _images(db, "ct")] == [r[1:] for r in _images(db, "fresh")]
+    assert [r[1:] for r in study_images(db, "ct")] == [r[1:] for r in study_images(db, "fresh")]
     assert fresh.cases == 10

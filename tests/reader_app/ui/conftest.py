@@ -9,10 +9,12 @@ from typing import Any
 import pytest
 import streamlit as st
 from sqlalchemy import event
+from sqlmodel import Session
 from streamlit.testing.v1 import AppTest
 
-from reader_app.core.db import get_engine
-from reader_app.core.settings import Settings
+from reader_app.core.db import get_engine, make_engine
+from reader_app.core.settings import Settings, load_settings
+from tests.conftest import fresh_sqlite_url
 
 MAIN = str(Path(__file__).resolve().parents[3] / "reader_app" / "main.py")
 
@@ -53,3 +55,19 @@ def sql_log(settings: Settings) -> Iterator[list[str]]:
     event.listen(engine, "before_cursor_execute", log)
     yield statements
     event.remove(engine, "before_cursor_execute", log)
+
+
+@pytest.fixture
+def db(
+    sqlite_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Settings, Session]]:
+    """A migrated SQLite database in the environment, for a page run in a fresh interpreter
+    (what it imports does not depend on the backend)."""
+    monkeypatch.setenv("READERSTUDY_DATABASE_URL", fresh_sqlite_url(sqlite_template, tmp_path))
+    monkeypatch.setenv("READERSTUDY_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("READERSTUDY_ASSET_DIR", raising=False)
+    settings = load_settings()
+    engine = make_engine(settings.database_url)
+    with Session(engine, expire_on_commit=False) as session:
+        yield settings, session
+    engine.dispose()

@@ -15,16 +15,12 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from sqlmodel import Session, select
 
-from reader_app.core.db import make_engine
-from reader_app.core.settings import Settings, load_settings
+from reader_app.core.settings import Settings
 from reader_app.models import ModelRun
-from tests.conftest import fresh_sqlite_url
 from tests.factories import make_reader, make_study
 from tests.reader_app.analysis.scenario import (
     grade_everything,
@@ -56,21 +52,6 @@ print(json.dumps({{
     "loaded": sorted(m for m in {heavy!r} if m in sys.modules),
 }}))
 """
-
-
-@pytest.fixture
-def db(
-    sqlite_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[tuple[Settings, Session]]:
-    """A migrated SQLite database (the imports do not depend on the backend)."""
-    monkeypatch.setenv("READERSTUDY_DATABASE_URL", fresh_sqlite_url(sqlite_template, tmp_path))
-    monkeypatch.setenv("READERSTUDY_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("READERSTUDY_ASSET_DIR", raising=False)
-    settings = load_settings()
-    engine = make_engine(settings.database_url)
-    with Session(engine, expire_on_commit=False) as session:
-        yield settings, session
-    engine.dispose()
 
 
 def first_run(token: str) -> dict[str, list[str]]:

@@ -11,16 +11,13 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlmodel import Session
 
-from reader_app.core.db import make_engine
-from reader_app.core.settings import Settings, load_settings
+from reader_app.core.settings import Settings
 from reader_app.web.prewarm import SCRIPTS, imported_by
-from tests.conftest import fresh_sqlite_url
 from tests.factories import make_reader, make_study
 from tests.reader_app.analysis.scenario import (
     grade_everything,
@@ -92,20 +89,6 @@ def _probe(code: str) -> dict[str, object]:
     )
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
-
-
-@pytest.fixture
-def db(
-    sqlite_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[tuple[Settings, Session]]:
-    monkeypatch.setenv("READERSTUDY_DATABASE_URL", fresh_sqlite_url(sqlite_template, tmp_path))
-    monkeypatch.setenv("READERSTUDY_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("READERSTUDY_ASSET_DIR", raising=False)
-    settings = load_settings()
-    engine = make_engine(settings.database_url)
-    with Session(engine, expire_on_commit=False) as session:
-        yield settings, session
-    engine.dispose()
 
 
 def test_the_scripts_imports_are_read_from_their_source() -> None:
