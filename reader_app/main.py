@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable
+from pathlib import Path
 
 import streamlit as st
 
@@ -20,6 +21,8 @@ from reader_app.ui.components.staff_style import staff_style
 from reader_app.ui.components.study_switcher import study_sidebar
 from reader_app.ui.context import db_session, finish_sign_out, load_reader, sign_in
 from reader_app.ui.navigation import PAGES_DIR, other_pages, pages_for
+
+FAVICON = Path(__file__).resolve().parent / "ui" / "static" / "favicon.png"
 
 
 @st.cache_resource(show_spinner=False)
@@ -39,10 +42,11 @@ def freeze_startup_heap() -> bool:
     return True
 
 
-# a Material icon, as the pages' own (Streamlit has their names loaded for st.Page): an
-# emoji favicon made it import its emoji catalogue (streamlit.emojis) on the first page
-# run, 0.03-0.08 s of it (issue 43, docs/performance.md "Analyst pages")
-st.set_page_config(page_title="readerstudy", page_icon=":material/radiology:", layout="wide")
+# our own PNG, served by this server: an emoji favicon made Streamlit import its emoji
+# catalogue on the first page run (0.03-0.08 s, issue 43), and a Material one made every
+# browser fetch the icon from fonts.gstatic.com (no page of ours may call another host).
+# A Path, not a str: a str is first checked as an emoji, with that same import
+st.set_page_config(page_title="readerstudy", page_icon=FAVICON, layout="wide")
 configure_logging()
 freeze_startup_heap()
 
