@@ -42,6 +42,9 @@ NICE = 10
 APP_DIR = Path(__file__).resolve().parent.parent
 # the script, then the first page of a reader and of an analyst (the sign-in's)
 SCRIPTS = (APP_DIR / "main.py", APP_DIR / "ui/pages/exam.py", APP_DIR / "ui/pages/analyst.py")
+# what the first page run imports that no script names: st.set_page_config encodes
+# main.py's PNG favicon with Pillow
+ALSO = ("PIL.Image", "PIL.PngImagePlugin")
 
 
 def enabled() -> bool:
@@ -62,8 +65,9 @@ def imported_by(path: Path) -> list[str]:
 
 
 def import_app_modules(scripts: tuple[Path, ...] = SCRIPTS) -> list[str]:
-    """Import every module the ``scripts`` import; returns their names."""
+    """Import every module the ``scripts`` import, and ``ALSO``; returns their names."""
     names = list(dict.fromkeys(n for script in scripts for n in imported_by(script)))
+    names += [n for n in ALSO if n not in names]
     for name in names:
         importlib.import_module(name)
     return names

@@ -36,6 +36,7 @@ EXPECTED = (
     "reader_app.ui.context",
     "reader_app.ui.components.analysis_cache",
     "reader_app.analysis.leaderboard",
+    "PIL.PngImagePlugin",  # the favicon, which st.set_page_config encodes
 )
 
 IMPORTS = """
