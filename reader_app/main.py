@@ -42,10 +42,11 @@ def freeze_startup_heap() -> bool:
     return True
 
 
-# our own PNG, served by this server: an emoji favicon made Streamlit import its emoji
-# catalogue on the first page run (0.03-0.08 s, issue 43), and a Material one made every
-# browser fetch the icon from fonts.gstatic.com (no page of ours may call another host).
-# A Path, not a str: a str is first checked as an emoji, with that same import
+# our own PNG, served by this server (RGBA: Streamlit would re-encode an RGB one as JPEG):
+# an emoji favicon made Streamlit import its emoji catalogue on the first page run
+# (0.03-0.08 s, issue 43), and a Material one made every browser fetch the icon from
+# fonts.gstatic.com (no page of ours may call another host). A Path, not a str: a str is
+# first checked as an emoji, with that same import
 st.set_page_config(page_title="readerstudy", page_icon=FAVICON, layout="wide")
 configure_logging()
 freeze_startup_heap()
