@@ -20,12 +20,15 @@ from typing import Any
 
 import nibabel as nib
 import numpy as np
-from isal import igzip
+from isal import igzip, isal_zlib
 
 from reader_app.ingest.errors import IngestError
 from reader_app.ingest.strips import sample_indices
 from reader_app.ingest.volume import Volume
 
+# ISA-L's error for an invalid deflate stream: derived from Exception alone (not zlib's),
+# and untyped in isal's stubs
+ISAL_ERROR: Any = isal_zlib.error
 Picks = Callable[[int], Iterable[int]]  # slice count -> the slices (display order) read first
 
 
@@ -182,7 +185,7 @@ class GzPlanes:
                         )
                 if max(wanted) == self.n - 1:
                     gz.read(1)  # past the last plane: the member's CRC and length are checked
-        except (OSError, EOFError, ValueError, zlib.error) as exc:
+        except (OSError, EOFError, ValueError, zlib.error, ISAL_ERROR) as exc:
             raise IngestError(self.name, f"truncated or corrupt NIfTI data: {_short(exc)}") from exc
 
     def get(self, k: int) -> np.ndarray:

@@ -127,6 +127,21 @@ def test_a_cut_or_corrupt_file_fails_at_open_naming_it(tmp_path: Path) -> None:
     # one the deflate decoder takes is caught by the member's CRC, read at the last plane
     with pytest.raises(IngestError, match=r"^bad\.nii\.gz: truncated or corrupt NIfTI data"):
         open_nifti(tmp_path / "bad.nii.gz", "bad.nii.gz", BIG)
+    # voxels the deflate decoder refuses outright (ISA-L's own error class): the header
+    # in a member of its own, then a member whose first block's type is set to 3, which
+    # RFC 1951 reserves (10: the end of gzip's plain member header)
+    # (and past the first 64 KiB of voxels, which nibabel's buffered header read may reach)
+    big = np.random.default_rng(3).integers(-1000, 1000, (64, 64, 40)).astype(np.int16)
+    whole = gzip.decompress(
+        _save(tmp_path / "big.nii.gz", big, _affine((0, 1, 2), (1, 1, 1))).read_bytes()
+    )
+    start = 352 + 65536
+    rest = bytearray(gzip.compress(whole[start:], mtime=0))
+    rest[10] |= 0b110
+    members = [gzip.compress(whole[:352], mtime=0), gzip.compress(whole[352:start], mtime=0)]
+    (tmp_path / "junk.nii.gz").write_bytes(b"".join(members) + rest)
+    with pytest.raises(IngestError, match=r"^junk\.nii\.gz: truncated or corrupt NIfTI data"):
+        open_nifti(tmp_path / "junk.nii.gz", "junk.nii.gz", BIG)
 
 
 MEASURE = """
