@@ -55,25 +55,24 @@ def _folders(settings: Settings) -> list[Path]:
     return sorted(settings.data_dir.glob(f"{PREFIX}*"))
 
 
-class StopAfter:
-    """A progress callback that interrupts the import (as Ctrl+C would) once ``n``
-    cases are staged."""
+def interrupt_after(n: int, manifest: Path, settings: Settings, slug: str) -> None:
+    """Run a resumable import and interrupt it (as Ctrl+C would) once ``n`` cases are
+    staged, one at a time."""
 
-    def __init__(self, n: int) -> None:
-        self.n = n
-
-    def __call__(self, step: ImportProgress) -> None:
-        if step.done >= self.n and step.message.startswith("case "):
+    def stop(step: ImportProgress) -> None:
+        if step.done >= n and step.message.startswith("case "):
             raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        import_manifest(manifest, settings=settings, slug=slug, workers=1, resume=True,
+                        progress=stop)  # fmt: skip
 
 
 def test_an_interrupted_import_is_taken_up_where_it_stopped(
     settings: Settings, db: Engine, tmp_path: Path
 ) -> None:
     manifest = _study(tmp_path / "study", 5)
-    with pytest.raises(KeyboardInterrupt):
-        import_manifest(manifest, settings=settings, slug="ct", workers=1, resume=True,
-                        progress=StopAfter(3))  # fmt: skip
+    interrupt_after(3, manifest, settings, "ct")
     (folder,) = _folders(settings)
     assert len(list((folder / "cases").glob("*.pickle"))) == 3
     with Session(db) as s:
@@ -98,9 +97,7 @@ def test_a_changed_file_is_rendered_again_and_other_runs_start_fresh(
     settings: Settings, db: Engine, tmp_path: Path
 ) -> None:
     manifest = _study(tmp_path / "study", 4)
-    with pytest.raises(KeyboardInterrupt):
-        import_manifest(manifest, settings=settings, slug="ct", workers=1, resume=True,
-                        progress=StopAfter(2))  # fmt: skip
+    interrupt_after(2, manifest, settings, "ct")
     # v0 replaced by other pixels (same name): its record no longer fits
     write_nifti(manifest.parent / "v0.nii.gz", np.flip(phantom(n=12), axis=2).copy())
     stat = (manifest.parent / "v0.nii.gz").stat()
@@ -111,9 +108,7 @@ def test_a_changed_file_is_rendered_again_and_other_runs_start_fresh(
     staged = [p.message for p in steps if p.message.startswith("case ")]
     assert staged == ["case ct-0", "case ct-2", "case ct-3"]  # ct-1's record was kept
     # the same manifest under another study name has a folder of its own: nothing taken
-    with pytest.raises(KeyboardInterrupt):
-        import_manifest(manifest, settings=settings, slug="ct2", workers=1, resume=True,
-                        progress=StopAfter(1))  # fmt: skip
+    interrupt_after(1, manifest, settings, "ct2")
     steps.clear()
     import_manifest(manifest, settings=settings, slug="other", workers=1, resume=True,
                     progress=steps.append)  # fmt: skip
