@@ -325,11 +325,16 @@ def test_notices_never_cover_other_notices_or_headings(
         submit_button(page).click()
         saved = page.get_by_text("Saved your answer to practice case 1")
         heading = page.get_by_text("Reference answer", exact=True)
+        # the form's own note ("...follows your answer") stays on screen, stale, until the
+        # submit's run ends; it is gone once the answer screen is whole
+        expect(page.get_by_text("The reference answer follows your answer.")).to_have_count(0)
         _boxes_apart(
             page,
             {
                 "the saved notice": saved,
-                "the practice notice": page.get_by_text("Practice case: not scored."),
+                "the practice notice": page.get_by_text(
+                    "Practice case: not scored. Here is the reference answer.", exact=True
+                ),
                 "the Reference answer heading": heading,
                 "the Your answer heading": page.get_by_text("Your answer", exact=True),
             },
