@@ -41,6 +41,10 @@ APP_SETTINGS: dict[str, str] = {
     "client.toolbarMode": "viewer",
     "client.showErrorDetails": "none",
     "runner.fastReruns": "true",
+    # no full garbage collection after every script run: it held the GIL of the process
+    # serving every reader after each page run (about 8% of the serving process's GIL
+    # time with an analyst browsing, issue 43); Python's own generational collector runs
+    "runner.postScriptGC": "false",
     # the dark reading room of .streamlit/config.toml (the exam page may go light by study)
     "theme.base": "dark",
     "theme.backgroundColor": "#0e1117",
