@@ -1,8 +1,9 @@
 """A chart on a page with its three downloads: PNG, SVG (vl-convert) and the CSV behind it.
 
-PNG and SVG are made only when their button is clicked (a callable download,
+PNG, SVG and CSV are made only when their button is clicked (a callable download,
 run off the script thread), so a page with six charts does not render twelve
-images on every rerun. The chart's data frame is the CSV, exactly as plotted.
+images and six CSVs on every rerun in the process that serves the readers. The
+chart's data frame is the CSV, exactly as plotted.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ def chart_panel(
         )
         csv.download_button(
             "CSV",
-            data=spreadsheet_csv(data),
+            data=lambda: spreadsheet_csv(data),
             file_name=f"{stem}.csv",
             mime="text/csv",
             key=f"{key}_csv",
