@@ -15,6 +15,7 @@ import json
 
 import pandas as pd
 from sqlalchemy import select as sa_select
+from sqlalchemy import true as sa_true
 from sqlmodel import Session, col, select
 
 from reader_app.grading.normalize import normalize_answer
@@ -96,8 +97,10 @@ def tidy_responses(
     study_id: int,
     with_interaction: bool = False,
     with_grounding: bool = False,
+    models_only: bool = False,
 ) -> pd.DataFrame:
-    """Every scored (non-practice) response of a study as the tidy frame; with
+    """Every scored (non-practice) response of a study as the tidy frame (with
+    ``models_only``, the model runs' rows alone); with
     ``with_grounding``, followed by where each response points and whether that
     is a hit (``grounding_hits.GROUNDING_COLUMNS``); with ``with_interaction``,
     then by the viewer columns (``INTERACTION_COLUMNS``). A study with an AI-aided
@@ -128,6 +131,7 @@ def tidy_responses(
         )
         .join(Case, col(Case.id) == Response.case_id)
         .where(col(Response.study_id) == study_id, col(Response.practice).is_(False))
+        .where(col(Response.model_run_id).is_not(None) if models_only else sa_true())
         .order_by(col(Response.id))
     ).all()
     report_cases = report_case_ids(session=session, study_id=study_id)

@@ -218,7 +218,8 @@ def run_usage(
     metas: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for run_id, _case, _status, meta_json, _r, _raw in _model_rows(session, study_id):
         metas[run_id or 0].append(json.loads(meta_json or "{}"))
-    tidy = tidy_responses(session=session, study_id=study_id)
+    # the runs' rows alone: the readers' (most of a study's answers) are not counted here
+    tidy = tidy_responses(session=session, study_id=study_id, models_only=True)
     models = tidy[tidy["kind"] == "model"]
     correct = models[models["correct"] == 1].groupby("responder").size().to_dict()
     rows = []
@@ -302,7 +303,8 @@ def repeat_summary(
     count as not rated (left out), so the figures are final once grading is done."""
     if not has_repeat_runs(session=session, study_id=study_id):  # one indexed look, no frame
         return pd.DataFrame(columns=list(REPEAT_COLUMNS))
-    tidy = tidy_responses(session=session, study_id=study_id)
+    # the runs' rows alone: the readers' (most of a study's answers) are not counted here
+    tidy = tidy_responses(session=session, study_id=study_id, models_only=True)
     tidy = repeat_frame(tidy, session=session, study_id=study_id)
     tidy = tidy[tidy["run_group"].notna()]
     if tidy.empty:
