@@ -12,7 +12,9 @@ result: an answer or a grade that arrives later changes the version, and the
 next page run scores again, as without a prewarm.
 
 Only the few most recently created studies with answers are scored, and a study
-that cannot be scored yet (no answers, ungraded) is skipped. Nothing here
+that cannot be scored yet (no answers, ungraded) is skipped. Where there was one,
+the shared scoring's worker process is started at the end (it scores the
+versions that come later, off the readers' process). Nothing here
 imports Streamlit.
 """
 
@@ -71,6 +73,10 @@ def prewarm_scored_studies(
             continue
         shared.leaderboard(data, cases, params)
         done.append(Prewarmed(study.slug, time.perf_counter() - t0, scored=True))
+    if done and shared.worker is not None:
+        # a study with answers: analysts will come, and readers are answering; the scoring
+        # worker warms up now, not on the first page that would need it
+        shared.worker.start()
     return done
 
 

@@ -55,6 +55,7 @@ from reader_app.analysis.chart_data import groups_from_board, merged_group_split
 from reader_app.analysis.data import ANALYSIS_ROLES, StudyData, study_data
 from reader_app.analysis.leaderboard import Leaderboard, build_leaderboard
 from reader_app.analysis.scoring_worker import ScoringWorker
+from reader_app.analysis.timing import reading_times
 from reader_app.core.auth import AuthError, require_role
 from reader_app.core.errors import ReaderStudyError
 from reader_app.models import (
@@ -375,6 +376,23 @@ class SharedScoring:
                 chosen,
                 params,
                 here=lambda: case_matrix(data.frame, chosen, params),
+            ),
+        )
+
+    def reading_times(self, data: StudyData, *, session: Session) -> pd.DataFrame:
+        """timing.reading_times once per data version (the responses' times are part of
+        what the version reads), in the worker where it holds the version's frame;
+        ``session`` reads the times when it does not."""
+        return self.computed(
+            data,
+            "reading_times",
+            None,
+            lambda: self._offloaded(
+                data,
+                scoring_worker.reading_times,
+                here=lambda: reading_times(
+                    session=session, study_id=data.study_id, frame=data.frame
+                ),
             ),
         )
 

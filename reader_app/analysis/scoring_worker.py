@@ -18,7 +18,11 @@ only unpickles the result.
   worker has answered a first ping (which also makes its imports),
   :meth:`ScoringWorker.run` computes in the caller's process, so no page waits
   for it. A version whose frame was loaded in the server is scored there too
-  (reader_app.analysis.scored_study). A worker that dies (``BrokenProcessPool``)
+  (reader_app.analysis.scored_study). The server's prewarm starts the worker once
+  it has scored the latest studies (reader_app.analysis.prewarm): without it, the
+  pages of the first analyst after a start were computed in the server, among the
+  readers, for the seconds the worker took to warm up on a busy machine. A worker
+  that dies (``BrokenProcessPool``)
   is dropped, the request is computed in-process, and a new worker starts on the
   next request.
 - The functions below run in the worker. It keeps the study data it loaded by
@@ -81,7 +85,9 @@ def ping() -> int:
     import reader_app.core.db  # noqa: F401
 
     with contextlib.suppress(OSError):  # not permitted: run at the same priority
-        os.nice(NICE)
+        # NICE itself, not NICE more: a worker started by the prewarm's thread (nice 10
+        # for its scoring) is already there
+        os.setpriority(os.PRIO_PROCESS, 0, max(NICE, os.getpriority(os.PRIO_PROCESS, 0)))
     return os.getpid()
 
 
@@ -149,6 +155,17 @@ def case_matrix(
     from reader_app.analysis.case_matrix import case_matrix as build
 
     return build(load(database_url, study_id, version).frame, tuple(cases), params)
+
+
+def reading_times(database_url: str, study_id: int, version: str) -> pd.DataFrame:
+    from sqlmodel import Session
+
+    from reader_app.analysis.timing import reading_times as compute
+    from reader_app.core.db import get_engine
+
+    frame = load(database_url, study_id, version).frame
+    with Session(get_engine(database_url)) as session:
+        return compute(session=session, study_id=study_id, frame=frame)
 
 
 # ----------------------------------------------------------------- in the server
@@ -255,6 +272,11 @@ class ScoringWorker:
             return fallback()
         self.offloaded += 1
         return value
+
+    def start(self) -> None:
+        """Start the worker now (the prewarm, once the studies are scored), so that the
+        first analyst pages after a start find it warm rather than computing here."""
+        self._ensure()
 
     def wait_ready(self, timeout: float = 60) -> bool:
         """Start the worker and wait until it answers (tests, benchmarks)."""

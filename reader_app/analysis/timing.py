@@ -95,3 +95,8 @@ def time_per_case(frame: pd.DataFrame) -> pd.DataFrame:
         .agg(cases=("case_id", "nunique"), median_s=("active_s", "median"))
         .round({"median_s": 1})
     )
+
+
+def reading_times(*, session: Session, study_id: int, frame: pd.DataFrame) -> pd.DataFrame:
+    """``time_per_case`` of a study's tidy ``frame`` with its responses' timing."""
+    return time_per_case(with_timing(frame, timing_frame(session=session, study_id=study_id)))

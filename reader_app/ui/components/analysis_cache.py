@@ -21,7 +21,6 @@ from reader_app.analysis.case_matrix import CaseMatrix
 from reader_app.analysis.data import NotScorable, StudyData, check_scorable
 from reader_app.analysis.leaderboard import Leaderboard
 from reader_app.analysis.scored_study import SHARED, params_key, shared_study_data
-from reader_app.analysis.timing import time_per_case, timing_frame, with_timing
 from reader_app.core.auth import AuthError
 from reader_app.ui.components.column_labels import column_label
 from reader_app.ui.components.safe_text import escape_markdown
@@ -199,14 +198,9 @@ def per_case(data: StudyData, cases: Sequence[str], params: ScoringParams) -> Ca
 
 def reading_times(data: StudyData) -> pd.DataFrame:
     """Median active seconds per case of each reader (analysis.timing), once per data
-    version: the responses' times are part of what the version reads."""
-
-    def compute() -> pd.DataFrame:
-        with db_session() as session:
-            timing = timing_frame(session=session, study_id=data.study_id)
-        return time_per_case(with_timing(data.frame, timing))
-
-    return SHARED.computed(data, "reading_times", None, compute)
+    version, off the readers' process where the worker holds the version."""
+    with db_session() as session:
+        return SHARED.reading_times(data, session=session)
 
 
 def export_refusal(what: str, data: StudyData, params: ScoringParams) -> str | None:

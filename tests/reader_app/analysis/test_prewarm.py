@@ -5,11 +5,15 @@ SQLite and PostgreSQL (the ``session`` fixture), built through the real services
 
 from __future__ import annotations
 
+import os
+import threading
+
 from sqlmodel import Session
 
 from reader_app.analysis.data import check_scorable
 from reader_app.analysis.prewarm import Prewarmed, prewarm_scored_studies, studies_to_prewarm
 from reader_app.analysis.scored_study import SharedScoring
+from reader_app.analysis.scoring_worker import NICE, ScoringWorker
 from reader_app.core.settings import Settings
 from scoring import ScoringParams
 from tests.factories import make_study
@@ -54,3 +58,42 @@ def test_the_latest_answered_studies_are_scored_with_the_default_parameters(
     fresh = shared.study_data(session=session, study=graded)
     assert fresh.version != data.version
     assert not shared.has_leaderboard(fresh, check_scorable(fresh), ScoringParams())
+
+
+def test_the_prewarm_starts_the_scoring_worker_where_there_are_answers(
+    session: Session, settings: Settings
+) -> None:
+    """Issue 43: the first analyst's pages after a start found the worker cold and were
+    computed in the server among the readers; the prewarm starts it (at nice 10, not
+    more, though the prewarm's thread is at nice 10 itself), but not on a server whose
+    studies have no answers yet."""
+    idle = ScoringWorker()
+    try:
+        make_study(session, settings.asset_dir, n_cases=2, slug="empty")
+        assert prewarm_scored_studies(session=session, shared=SharedScoring(worker=idle)) == []
+        assert not idle.started
+    finally:
+        idle.close()
+    study = make_study(session, settings.asset_dir, n_cases=4, slug="graded")
+    simulate_reader(session, study, "R01", plan_for(CASES, "CCwI"))
+    grade_everything(session, study)
+    worker = ScoringWorker()
+    try:
+        shared = SharedScoring(worker=worker)
+        # as reader_app/web/prewarm.py runs it: this thread at nice 10 (Linux: per thread)
+        result: list[list[Prewarmed]] = []
+
+        def niced() -> None:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+            result.append(prewarm_scored_studies(session=session, shared=shared))
+
+        thread = threading.Thread(target=niced)
+        thread.start()
+        thread.join()
+        assert [(d.slug, d.scored) for d in result[0]] == [("graded", True)]
+        assert worker.started
+        assert worker.wait_ready(120)
+        pid = worker.pid()
+        assert pid is not None and os.getpriority(os.PRIO_PROCESS, pid) == NICE
+    finally:
+        worker.close()

@@ -15,14 +15,17 @@ from collections.abc import Iterator
 
 import pandas as pd
 import pytest
-from sqlmodel import Session
+from sqlalchemy import update
+from sqlmodel import Session, col
 
 from reader_app.analysis.case_matrix import case_matrix
 from reader_app.analysis.chart_data import merged_group_split
 from reader_app.analysis.leaderboard import build_leaderboard
 from reader_app.analysis.scored_study import SharedScoring
 from reader_app.analysis.scoring_worker import ScoringWorker, WorkerError
+from reader_app.analysis.timing import reading_times
 from reader_app.core.settings import Settings
+from reader_app.models import Response
 from reader_app.runs.importers import import_run_file
 from scoring import ScoringParams
 from scoring.frame import UngradedRowsError
@@ -51,6 +54,14 @@ def _fails_unpicklably() -> None:
     raise _Unpicklable(["a"], "no figures")
 
 
+def _timed(session: Session) -> None:
+    """20 s of active reading on every reader answer (the exam's client reports it)."""
+    session.execute(
+        update(Response).where(col(Response.reader_id).is_not(None)).values(active_ms=20_000)
+    )
+    session.commit()
+
+
 @pytest.fixture(scope="module")
 def worker() -> Iterator[ScoringWorker]:
     """One worker process for the module (spawning one costs seconds)."""
@@ -67,7 +78,7 @@ def test_the_worker_scores_as_the_server_would_and_anew_after_an_answer(
     simulate_reader(session, study, "R01", plan_for(CASES, "CCcWIM"), group="board-certified")
     r03 = simulate_reader(session, study, "R03", plan_for(CASES, "cWwIM."), group="PGY2")
     grade_everything(session, study)
-    session.commit()
+    _timed(session)
     cache = SharedScoring(worker=worker)
     offloaded = worker.offloaded
     data = cache.study_data(session=session, study=study)
@@ -84,18 +95,26 @@ def test_the_worker_scores_as_the_server_would_and_anew_after_an_answer(
     local = case_matrix(data.frame, data.case_ids, NO_BOOT)
     pd.testing.assert_frame_equal(matrix.cells, local.cells)
     pd.testing.assert_frame_equal(matrix.cases, local.cases)
-    assert worker.offloaded == offloaded + 4
+    times = cache.reading_times(data, session=session)
+    pd.testing.assert_frame_equal(
+        times, reading_times(session=session, study_id=data.study_id, frame=data.frame)
+    )
+    assert set(times["responder"]) == {"R01", "R03"}
+    assert worker.offloaded == offloaded + 5
 
     # R03 answers case-006: a new version, loaded and scored again in the worker;
     # the older version's figures are not served for it
     _answer(session, study, r03, "case-006")
-    session.commit()
+    _timed(session)
     fresh = cache.study_data(session=session, study=study)
     assert fresh.version != data.version and len(fresh.frame) == len(data.frame) + 1
     again = cache.leaderboard(fresh, fresh.case_ids, BOOT)
     assert again is not board
     assert _pool_c(again) == pytest.approx((C_R01 + C_R03) / 2)
-    assert worker.offloaded == offloaded + 6 and worker.fallbacks == 0
+    # R03's reading time now counts the sixth case: the times are of the new version too
+    cases = cache.reading_times(fresh, session=session).set_index("responder")["cases"]
+    assert cases["R03"] == times.set_index("responder")["cases"]["R03"] + 1
+    assert worker.offloaded == offloaded + 8 and worker.fallbacks == 0
 
 
 def test_a_failure_in_the_worker_is_not_kept(
