@@ -2,7 +2,7 @@
 """Reader transitions while an analyst cycles the analyst pages, against the analyst idle.
 
     .venv/bin/python -m benchmarks.analyst_contention [--rounds 5] [--block 10]
-        [--quick] [--update-doc docs/performance.md] [--json-out FILE]
+        [--analyst-nice 19] [--quick] [--update-doc docs/performance.md] [--json-out FILE]
 
 The study is the synthetic one of ``readerstudy demo`` (reader_app/runs/synthetic.py)
 at lab scale: 200 spot cases, 50 readers and 20 model runs who answered every
@@ -14,7 +14,9 @@ Streamlit floor page of benchmarks/transition.py.
 
 Each app server has one reader (a fresh one, answering in manifest order) and one
 analyst. The analyst is a Chromium of its own, in a child process of this
-driver, signed in with the analyst's link: while told to, it visits the analyst
+driver, at nice 19 with its autogroup (``--analyst-nice``: in use it draws the
+charts on the analyst's own computer, not on the server's cores), signed in
+with the analyst's link: while told to, it visits the analyst
 pages through the sidebar one after the other, without pause (Leaderboard,
 Charts, Per-case matrix, Model runs, Exports, Report, and again); otherwise it
 waits. Every reader answer changes the study's data version, so every analyst
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import subprocess
 import sys
 import tempfile
@@ -70,6 +73,37 @@ SERVERS = ("worker", "in-process")  # READERSTUDY_SCORING_WORKER on / off
 # --------------------------------------------------------------------------- the analyst
 
 
+def descendants(pid: int) -> list[int]:
+    """The processes under ``pid`` (from /proc: Chromium's own, the driver's)."""
+    parent: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            # the field after the parenthesised name, which may hold spaces
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            parent[int(stat.parent.name)] = int(fields[1])
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        here = todo.pop()
+        kids = [p for p, pp in parent.items() if pp == here]
+        found += kids
+        todo += kids
+    return found
+
+
+def lower_priority(pids: list[int], nice: int) -> None:
+    """Give ``pids`` the niceness ``nice``, also as their autogroup's: Playwright starts
+    Chromium in a session of its own, and with the kernel's autogroups (on here) a
+    process's niceness weighs only against its own session; the autogroup's weighs
+    against the server's."""
+    if nice <= 0:
+        return
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, pid, nice)
+            Path(f"/proc/{pid}/autogroup").write_text(str(nice))
+
+
 def cycle(url: str, token: str, control: Path) -> int:
     """The analyst's browser (a child process): pages one after the other while
     ``control/go`` exists; ``control/state`` says "cycling" or "paused"; ends at
@@ -80,6 +114,7 @@ def cycle(url: str, token: str, control: Path) -> int:
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
+        lower_priority(descendants(os.getpid()), os.nice(0))
         page.set_default_timeout(180_000)
         page.goto(f"{url}/?token={token}")
         settle(page, PAGES[0][1], PAGES[0][2])
@@ -108,13 +143,18 @@ def cycle(url: str, token: str, control: Path) -> int:
 class Analyst:
     """Drives one ``cycle`` child process through its control folder."""
 
-    def __init__(self, url: str, token: str, control: Path, log: Path) -> None:
+    def __init__(self, url: str, token: str, control: Path, log: Path, nice: int) -> None:
         control.mkdir(parents=True)
         self.control = control
         argv = [sys.executable, "-m", "benchmarks.analyst_contention", "--cycle"]
         with log.open("ab") as fh:
             self.proc = subprocess.Popen(
-                [*argv, url, token, str(control)], stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT
+                [*argv, url, token, str(control)],
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                cwd=ROOT,
+                # the analyst's browser (this process and the Chromium it starts inherit it)
+                preexec_fn=(lambda: os.nice(nice)) if nice else None,
             )
         self.log = log
 
@@ -203,7 +243,7 @@ def merged(name: str, blocks: list[Run]) -> Run:
     return out
 
 
-def run(rounds: int, block: int, scale: Scale, work: Path) -> dict[str, Any]:
+def run(rounds: int, block: int, scale: Scale, work: Path, nice: int) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
     started = time.monotonic()
@@ -243,7 +283,9 @@ def run(rounds: int, block: int, scale: Scale, work: Path) -> dict[str, Any]:
             wait_healthy(server)
         analysts = {}
         for s, token in zip(SERVERS, analyst_tokens, strict=True):
-            analysts[s] = Analyst(apps[s].url, token, work / f"analyst-{s}", work / f"an-{s}.log")
+            analysts[s] = Analyst(
+                apps[s].url, token, work / f"analyst-{s}", work / f"an-{s}.log", nice
+            )
             stack.callback(analysts[s].stop)
         for analyst in analysts.values():
             analyst.wait_signed_in()
@@ -300,6 +342,7 @@ def run(rounds: int, block: int, scale: Scale, work: Path) -> dict[str, Any]:
         "models": scale.models,
         "rounds": rounds,
         "block": block,
+        "analyst_nice": nice,
         "summary": summary,
         "target_ratio_p95": TARGET,
         "met": summary["worker"]["ratio_p95"] <= TARGET,
@@ -358,7 +401,10 @@ def markdown(res: dict[str, Any], command: str) -> str:
                 " ratio compares figures measured interleaved in the same run. The analyst of"
                 f" `worker` made {w['analyst_visits']} page visits in its cycling blocks"
                 f" (p50 {w['analyst_visit_ms']['p50_ms']} ms); the one of `in-process`"
-                f" {res['summary']['in-process']['analyst_visits']}. Load (1-minute average)"
+                f" {res['summary']['in-process']['analyst_visits']}. The analysts' Chromiums"
+                f" run at nice {res.get('analyst_nice', 0)}, their autogroups too"
+                " (`--analyst-nice`): in use the analyst's browser draws on the analyst's own"
+                " computer, not on the server's two cores. Load (1-minute average)"
                 f" {res['load_start']} at the start, {res['load_end']} at the end (the"
                 " benchmark's own two servers, worker, three Chromiums and floor page on 2"
                 " cores, and whatever else runs), so the absolute figures are noisy; the"
@@ -377,6 +423,12 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--block", type=int, default=10, help="transitions per block")
     parser.add_argument("--quick", action="store_true", help="a small study, one short round")
+    parser.add_argument(
+        "--analyst-nice",
+        type=int,
+        default=19,
+        help="niceness of the analyst's browser, which in real use runs on its own computer",
+    )
     parser.add_argument("--update-doc", type=Path)
     parser.add_argument("--json-out", type=Path)
     parser.add_argument("--keep", action="store_true", help="keep the work folder (logs)")
@@ -388,7 +440,7 @@ def main() -> int:
         args.rounds, args.block = 1, 2
         scale = Scale(cases=12, readers=3, models=2)
     work = Path(tempfile.mkdtemp(prefix="analyst-contention-"))
-    res = run(args.rounds, args.block, scale, work)
+    res = run(args.rounds, args.block, scale, work, args.analyst_nice)
     if args.keep:
         print(f"work folder: {work}", file=sys.stderr)
     else:
