@@ -1,9 +1,10 @@
 """A chart on a page with its three downloads: PNG, SVG (vl-convert) and the CSV behind it.
 
-PNG, SVG and CSV are made only when their button is clicked (a callable download,
-run off the script thread), so a page with six charts does not render twelve
-images and six CSVs on every rerun in the process that serves the readers. The
-chart's data frame is the CSV, exactly as plotted.
+PNG, SVG and CSV (and the spec's JSON they are made from) are made only when
+their button is clicked (a callable download, run off the script thread), so a
+page with six charts does not render twelve images and six CSVs on every rerun
+in the process that serves the readers. The chart's data frame is the CSV,
+exactly as plotted. On the page a chart is drawn on a canvas (``CANVAS``).
 """
 
 from __future__ import annotations
@@ -14,18 +15,23 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from reader_app.charts import chart_png, chart_svg, spec_json
+from reader_app.charts import chart_png, chart_svg
 from reader_app.charts.theme import for_dark
 from reader_app.charts.vl import SCHEMA_URL, Spec
 from reader_app.core.csv_safe import spreadsheet_csv
+
+# Drawn on a canvas, not as SVG: Streamlit's default below 2,000 rows a layer made the
+# Per-case matrix's 50 x 28 cells 4,000 SVG elements, each set attribute by attribute
+# (issue 43: the page's second visit 1.5x a bare page's). The downloads stay SVG/PNG.
+CANVAS = {"embedOptions": {"renderer": "canvas"}}
 
 
 def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "chart"
 
 
-def _lazy(make: Callable[[str], bytes | str], spec: str) -> Callable[[], bytes | str]:
-    return lambda: make(spec)
+def _lazy(make: Callable[[Spec], bytes | str], chart: Spec) -> Callable[[], bytes | str]:
+    return lambda: make(chart)
 
 
 def chart_panel(
@@ -43,11 +49,10 @@ def chart_panel(
     With ``select`` (the name of a point selection in the spec), a click on a mark
     reruns the page and the selected marks' fields come back; otherwise ``[]``."""
     stem = file_stem or _slug(name)
-    spec = spec_json(chart)
     with st.container(key=key):
         # the spec as st.altair_chart sent it (Altair's schema URL, no Streamlit theme),
         # in the dark page's colours; the downloads keep the paper colours
-        shown = {"$schema": SCHEMA_URL, **for_dark(chart)}
+        shown = {"$schema": SCHEMA_URL, **for_dark(chart), "usermeta": CANVAS}
         if select is None:
             st.vega_lite_chart(shown, width="content", theme=None, key=f"{key}_chart")
             picked: list[dict[str, object]] = []
@@ -64,7 +69,7 @@ def chart_panel(
         png, svg, csv = st.columns([1, 1, 1], gap="small", width=420)
         png.download_button(
             "PNG",
-            data=_lazy(chart_png, spec),
+            data=_lazy(chart_png, chart),
             file_name=f"{stem}.png",
             mime="image/png",
             key=f"{key}_png",
@@ -73,7 +78,7 @@ def chart_panel(
         )
         svg.download_button(
             "SVG",
-            data=_lazy(chart_svg, spec),
+            data=_lazy(chart_svg, chart),
             file_name=f"{stem}.svg",
             mime="image/svg+xml",
             key=f"{key}_svg",
