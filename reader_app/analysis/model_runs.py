@@ -96,14 +96,19 @@ def _study(session: Session, actor: Reader) -> Study:
     return study
 
 
-def list_runs(*, session: Session, actor: Reader) -> pd.DataFrame:
-    """The runs (counts by status, when) followed by their usage (``USAGE_COLUMNS``)."""
+def list_runs(
+    *, session: Session, actor: Reader, usage: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """The runs (counts by status, when) followed by their usage (``USAGE_COLUMNS``):
+    ``usage`` when the caller has it (the analyst page: the shared scoring's, once per
+    data version), else :func:`run_usage` computed here."""
     study = _study(session, actor)
     assert study.id is not None
     base = _run_counts(session=session, study=study)
-    usage = run_usage(session=session, study_id=study.id)
     if base.empty:
         return base
+    if usage is None:
+        usage = run_usage(session=session, study_id=study.id)
     return base.merge(usage.drop(columns=["model"]), on="run", how="left")
 
 

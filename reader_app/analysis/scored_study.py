@@ -54,6 +54,7 @@ from reader_app.analysis.case_matrix import CaseMatrix, case_matrix
 from reader_app.analysis.chart_data import groups_from_board, merged_group_split
 from reader_app.analysis.data import ANALYSIS_ROLES, StudyData, study_data
 from reader_app.analysis.leaderboard import Leaderboard, build_leaderboard
+from reader_app.analysis.model_runs import run_usage
 from reader_app.analysis.scoring_worker import ScoringWorker
 from reader_app.analysis.timing import reading_times
 from reader_app.core.auth import AuthError, require_role
@@ -396,6 +397,29 @@ class SharedScoring:
             ),
         )
 
+    def run_usage(self, *, session: Session, study: Study) -> pd.DataFrame:
+        """model_runs.run_usage (the Model runs page's tokens, cost, correct answers)
+        once per data version, in the worker when there is one: it reads every run's
+        answers and grades."""
+        assert study.id is not None
+        study_id = study.id
+        version = data_version(session=session, study_id=study_id)
+        with self._lock:
+            self._forget_older(study_id, version)
+        url = _database_url(session) if self.worker is not None else None
+
+        def here() -> pd.DataFrame:
+            return run_usage(session=session, study_id=study_id)
+
+        def compute() -> pd.DataFrame:
+            if self.worker is None or url is None:
+                return here()
+            return self.worker.run(  # type: ignore[no-any-return]
+                scoring_worker.run_usage, url, study_id, fallback=here
+            )
+
+        return self._get((study_id, version, "run_usage", None), compute)
+
 
 SHARED = SharedScoring(worker=ScoringWorker() if scoring_worker.enabled() else None)
 
@@ -410,11 +434,21 @@ def shared_study_data(*, session: Session, actor: Reader) -> StudyData:
     return SHARED.study_data(session=session, study=study)
 
 
+def shared_run_usage(*, session: Session, actor: Reader) -> pd.DataFrame:
+    """The actor's study's run usage from ``SHARED``, for analysts and coordinators."""
+    require_role(actor, *ANALYSIS_ROLES)
+    study = session.get(Study, actor.study_id)
+    if study is None:
+        raise AuthError("This study no longer exists.")
+    return SHARED.run_usage(session=session, study=study)
+
+
 __all__ = [
     "SHARED",
     "SharedScoring",
     "data_version",
     "merged_group_split",
     "params_key",
+    "shared_run_usage",
     "shared_study_data",
 ]

@@ -168,6 +168,16 @@ def reading_times(database_url: str, study_id: int, version: str) -> pd.DataFram
         return compute(session=session, study_id=study_id, frame=frame)
 
 
+def run_usage(database_url: str, study_id: int) -> pd.DataFrame:
+    from sqlmodel import Session
+
+    from reader_app.analysis.model_runs import run_usage as compute
+    from reader_app.core.db import get_engine
+
+    with Session(get_engine(database_url)) as session:
+        return compute(session=session, study_id=study_id)
+
+
 # ----------------------------------------------------------------- in the server
 
 _MAIN_LOCK = threading.Lock()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from reader_app.analysis.model_runs import import_model_file, list_runs, repeat_summary
+from reader_app.analysis.scored_study import shared_run_usage
 from reader_app.core.auth import AuthError
 from reader_app.core.upload_limits import RUN_UPLOAD_MB
 from reader_app.ui.components.flash import flash, show_flash
@@ -54,7 +55,8 @@ def _import() -> None:
 
 with db_session() as session:
     analyst, study = load_reader(session, user)
-    runs = list_runs(session=session, actor=analyst)
+    usage = shared_run_usage(session=session, actor=analyst)  # once per data version
+    runs = list_runs(session=session, actor=analyst, usage=usage)
     repeats = repeat_summary(session=session, study_id=study.id or 0) if not runs.empty else None
 
 st.title("Model runs")

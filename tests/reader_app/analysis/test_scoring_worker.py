@@ -21,6 +21,7 @@ from sqlmodel import Session, col
 from reader_app.analysis.case_matrix import case_matrix
 from reader_app.analysis.chart_data import merged_group_split
 from reader_app.analysis.leaderboard import build_leaderboard
+from reader_app.analysis.model_runs import run_usage
 from reader_app.analysis.scored_study import SharedScoring
 from reader_app.analysis.scoring_worker import ScoringWorker, WorkerError
 from reader_app.analysis.timing import reading_times
@@ -30,7 +31,12 @@ from reader_app.runs.importers import import_run_file
 from scoring import ScoringParams
 from scoring.frame import UngradedRowsError
 from tests.factories import make_study
-from tests.reader_app.analysis.scenario import grade_everything, plan_for, simulate_reader
+from tests.reader_app.analysis.scenario import (
+    grade_everything,
+    import_model_run,
+    plan_for,
+    simulate_reader,
+)
 from tests.reader_app.analysis.test_scored_study import (
     C_R01,
     C_R02,
@@ -244,3 +250,38 @@ def test_the_first_request_is_computed_here_with_no_worker_started() -> None:
         assert worker.run(os.getpid, fallback=lambda: "here") == pid
     finally:
         worker.close()
+
+
+def test_run_usage_in_the_worker_once_per_version_and_per_study(
+    session: Session, settings: Settings, worker: ScoringWorker
+) -> None:
+    """The Model runs page's run usage: the worker's equals the server's, it is computed
+    once per data version, anew after an import, and one study's never answers for
+    another's."""
+    study = _study(session, settings)  # vlm-alpha: correct on 4 of 6 cases (CCCWWC)
+    other = _study(session, settings, slug="other")
+    import_model_run(session, other, "vlm-other", plan_for(CASES, "CWWWWW"))
+    grade_everything(session, other, adjudicator_code="ADJ")
+    session.commit()
+    cache = SharedScoring(worker=worker)
+    offloaded = worker.offloaded
+    usage = cache.run_usage(session=session, study=study)
+    pd.testing.assert_frame_equal(usage, run_usage(session=session, study_id=study.id or 0))
+    assert dict(zip(usage["run"], usage["correct"], strict=True)) == {"vlm-alpha": 4}
+    assert cache.run_usage(session=session, study=study) is usage  # the same version
+    assert worker.offloaded == offloaded + 1
+    theirs = cache.run_usage(session=session, study=other)
+    assert dict(zip(theirs["run"], theirs["correct"], strict=True)) == {
+        "vlm-alpha": 4,
+        "vlm-other": 1,
+    }
+    # a second run imported into the first study: a new version, its usage computed anew
+    import_model_run(session, study, "vlm-beta", plan_for(CASES, "CCWWWW"))
+    grade_everything(session, study, adjudicator_code="ADJ")
+    session.commit()
+    again = cache.run_usage(session=session, study=study)
+    assert dict(zip(again["run"], again["correct"], strict=True)) == {
+        "vlm-alpha": 4,
+        "vlm-beta": 2,
+    }
+    assert worker.offloaded == offloaded + 3 and worker.fallbacks == 0
