@@ -54,7 +54,6 @@ from reader_app.analysis.case_matrix import CaseMatrix, case_matrix
 from reader_app.analysis.chart_data import groups_from_board, merged_group_split
 from reader_app.analysis.data import ANALYSIS_ROLES, StudyData, study_data
 from reader_app.analysis.leaderboard import Leaderboard, build_leaderboard
-from reader_app.analysis.model_runs import run_usage
 from reader_app.analysis.scoring_worker import ScoringWorker
 from reader_app.analysis.timing import reading_times
 from reader_app.core.auth import AuthError, require_role
@@ -409,6 +408,10 @@ class SharedScoring:
         url = _database_url(session) if self.worker is not None else None
 
         def here() -> pd.DataFrame:
+            # imported here: the Leaderboard's first page run imports nothing it does not
+            # draw (tests/reader_app/ui/test_first_page_imports.py)
+            from reader_app.analysis.model_runs import run_usage
+
             return run_usage(session=session, study_id=study_id)
 
         def compute() -> pd.DataFrame:

@@ -87,11 +87,20 @@ def _type_slug(page: Page, slug: str) -> None:
 
 
 def _upload(page: Page, zip_path: Path) -> None:
-    page.locator(".st-key-setup_zip input[type=file]").set_input_files(str(zip_path))
-    # the server has the file once the page names it (its rerun after the upload)
-    expect(page.locator(".st-key-setup_chosen")).to_contain_text(
-        f"Chosen: {zip_path.name}", timeout=30_000
-    )  # the page run after the upload: seconds on a loaded machine
+    chosen = page.locator(".st-key-setup_chosen")
+    for attempt in range(2):
+        page.locator(".st-key-setup_zip input[type=file]").set_input_files(str(zip_path))
+        # the server has the file once the page names it (its rerun after the upload)
+        try:
+            expect(chosen).to_contain_text(f"Chosen: {zip_path.name}", timeout=30_000)
+            break  # the page run after the upload: seconds on a loaded machine
+        except AssertionError:
+            # a file chosen while the rerun of the slug's commit (the Tab before) redrew
+            # the uploader is dropped by Streamlit's uploader, which then shows no file
+            # (seen once in a full run): chosen again, as a person would
+            if attempt or chosen.count():
+                raise
+            expect(page.locator(".st-key-setup_zip")).not_to_contain_text(zip_path.name)
     settled(page)
 
 
