@@ -54,7 +54,7 @@ from benchmarks.kit.browser import chromium_version
 from benchmarks.kit.chromium import CHROMIUM, CHROMIUM_ARGS
 from benchmarks.kit.doc import ROOT, emit, para, shown_command, update_doc
 from benchmarks.kit.images import ImagePool
-from benchmarks.kit.measure import latency_summary, load_average, machine
+from benchmarks.kit.measure import latency_summary, load_average, machine, process_tree
 from benchmarks.kit.servers import serve_app, serve_floor, wait_healthy
 from benchmarks.kit.study import BenchStudy, add_reader
 from benchmarks.transition import Driven, Run, open_floor, run_transitions
@@ -71,24 +71,6 @@ SERVERS = ("worker", "in-process")  # READERSTUDY_SCORING_WORKER on / off
 
 
 # --------------------------------------------------------------------------- the analyst
-
-
-def descendants(pid: int) -> list[int]:
-    """The processes under ``pid`` (from /proc: Chromium's own, the driver's)."""
-    parent: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            # the field after the parenthesised name, which may hold spaces
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            parent[int(stat.parent.name)] = int(fields[1])
-    found: list[int] = []
-    todo = [pid]
-    while todo:
-        here = todo.pop()
-        kids = [p for p, pp in parent.items() if pp == here]
-        found += kids
-        todo += kids
-    return found
 
 
 def lower_priority(pids: list[int], nice: int) -> None:
@@ -114,7 +96,7 @@ def cycle(url: str, token: str, control: Path) -> int:
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
-        lower_priority(descendants(os.getpid()), os.nice(0))
+        lower_priority(process_tree(os.getpid())[1:], os.nice(0))  # the driver, Chromium
         page.set_default_timeout(180_000)
         page.goto(f"{url}/?token={token}")
         settle(page, PAGES[0][1], PAGES[0][2])

@@ -42,7 +42,7 @@ import nibabel as nib
 import numpy as np
 
 from benchmarks.kit.doc import ROOT, emit, para, shown_command, update_doc
-from benchmarks.kit.measure import load_average, machine
+from benchmarks.kit.measure import load_average, machine, process_tree
 from benchmarks.strip_bench import phantom
 
 SECTION = "## CT import"
@@ -98,24 +98,8 @@ def tree_pss_kib(pid: int) -> int:
     """Pss of ``pid`` and every descendant (via /proc/*/stat parent ids): each page
     shared by several processes (forked workers share the imported libraries) counted
     once in all, split between them."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-    tree, frontier = {pid}, [pid]
-    while frontier:
-        parent = frontier.pop()
-        for child, p in parents.items():
-            if p == parent and child not in tree:
-                tree.add(child)
-                frontier.append(child)
     total = 0
-    for p in tree:
+    for p in process_tree(pid):
         try:
             for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
                 if line.startswith("Pss:"):

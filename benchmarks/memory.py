@@ -39,7 +39,7 @@ from benchmarks.kit.browser import (
 from benchmarks.kit.chromium import CHROMIUM, CHROMIUM_ARGS
 from benchmarks.kit.doc import emit, para, shown_command, update_doc
 from benchmarks.kit.images import ImagePool
-from benchmarks.kit.measure import load_average, machine
+from benchmarks.kit.measure import load_average, machine, process_tree
 from benchmarks.kit.servers import serve_app
 from benchmarks.kit.study import add_reader, build_study
 from reader_app.core.db import migrate
@@ -53,17 +53,8 @@ TARGET_MIB = 1024
 def rss_kib(pid: int, field: str = "VmRSS") -> int:
     """VmRSS of ``pid`` and all its descendants, in KiB (0 for a process that is gone);
     ``field`` another line of /proc/PID/status, e.g. RssFile (mapped files' pages)."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-        except (OSError, IndexError, ValueError):
-            continue
-    total, todo = 0, [pid]
-    while todo:
-        p = todo.pop()
-        todo.extend(children.get(p, []))
+    total = 0
+    for p in process_tree(pid):
         try:
             for line in Path(f"/proc/{p}/status").read_text().splitlines():
                 if line.startswith(f"{field}:"):

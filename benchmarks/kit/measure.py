@@ -1,4 +1,4 @@
-"""Timing, percentiles, the load average and the machine line: one definition each.
+"""Timing, percentiles, the load average, the machine line and a process tree: one definition each.
 
 Percentiles are **nearest rank**: the p-th percentile of n values is the
 ceil(p/100 * n)-th smallest (at least the first), so every figure is a latency
@@ -15,6 +15,7 @@ import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -43,6 +44,24 @@ def latency_summary(values_ms: Sequence[float], digits: int = 1) -> dict[str, An
         "mean_ms": r(statistics.fmean(values_ms)) if values_ms else None,
         "max_ms": r(max(values_ms)) if values_ms else None,
     }
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and every process under it, from the parent ids of /proc/*/stat (Linux)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            # the field after the parenthesised name, which may hold spaces
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    tree, todo = [pid], [pid]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        tree += kids
+        todo += kids
+    return tree
 
 
 def load_average() -> float:
