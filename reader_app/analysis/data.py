@@ -195,13 +195,18 @@ def study_data(*, session: Session, study: Study) -> StudyData:
     )
 
 
-def load_study_data(*, session: Session, actor: Reader) -> StudyData:
+def analysed_study(*, session: Session, actor: Reader) -> Study:
     """The actor's study, for analysts and coordinators only."""
     require_role(actor, *ANALYSIS_ROLES)
     study = session.get(Study, actor.study_id)
-    if study is None:
+    if study is None or study.id is None:
         raise AuthError("This study no longer exists.")
-    return study_data(session=session, study=study)
+    return study
+
+
+def load_study_data(*, session: Session, actor: Reader) -> StudyData:
+    """The actor's study's data, for analysts and coordinators only."""
+    return study_data(session=session, study=analysed_study(session=session, actor=actor))
 
 
 def check_scorable(data: StudyData, case_ids: tuple[str, ...] | None = None) -> tuple[str, ...]:

@@ -20,8 +20,7 @@ import pandas as pd
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
-from reader_app.analysis.data import has_repeat_runs
-from reader_app.core.auth import AuthError, require_role
+from reader_app.analysis.data import analysed_study, has_repeat_runs
 from reader_app.models import Case, ModelRun, Reader, Response, Study
 from reader_app.results import tidy_responses
 from reader_app.runs.record import recorded_price
@@ -33,7 +32,6 @@ if TYPE_CHECKING:
 
     from reader_app.runs.import_writer import ImportSummary
 
-RUN_ROLES = ("analyst", "coordinator")
 RUN_COLUMNS = (
     "run",
     "model",
@@ -88,21 +86,13 @@ REPEAT_COLUMNS = (
 )
 
 
-def _study(session: Session, actor: Reader) -> Study:
-    require_role(actor, *RUN_ROLES)
-    study = session.get(Study, actor.study_id)
-    if study is None or study.id is None:
-        raise AuthError("This study no longer exists.")
-    return study
-
-
 def list_runs(
     *, session: Session, actor: Reader, usage: pd.DataFrame | None = None
 ) -> pd.DataFrame:
     """The runs (counts by status, when) followed by their usage (``USAGE_COLUMNS``):
     ``usage`` when the caller has it (the analyst page: the shared scoring's, once per
     data version), else :func:`run_usage` computed here."""
-    study = _study(session, actor)
+    study = analysed_study(session=session, actor=actor)
     assert study.id is not None
     base = _run_counts(session=session, study=study)
     if base.empty:
@@ -164,7 +154,7 @@ def import_model_file(
     from reader_app.runs.autograde_hook import autograde_after_run
     from reader_app.runs.importers import import_run_file
 
-    study = _study(session, actor)
+    study = analysed_study(session=session, actor=actor)
     assert study.id is not None
     summary = import_run_file(
         session=session,

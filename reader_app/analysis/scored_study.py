@@ -52,11 +52,10 @@ from sqlmodel import Session, col, select
 from reader_app.analysis import scoring_worker
 from reader_app.analysis.case_matrix import CaseMatrix, case_matrix
 from reader_app.analysis.chart_data import groups_from_board, merged_group_split
-from reader_app.analysis.data import ANALYSIS_ROLES, StudyData, study_data
+from reader_app.analysis.data import StudyData, analysed_study, study_data
 from reader_app.analysis.leaderboard import Leaderboard, build_leaderboard
 from reader_app.analysis.scoring_worker import ScoringWorker
 from reader_app.analysis.timing import reading_times
-from reader_app.core.auth import AuthError, require_role
 from reader_app.core.errors import ReaderStudyError
 from reader_app.models import (
     Adjudication,
@@ -259,15 +258,19 @@ class SharedScoring:
         future.set_result(value)
         return value
 
+    def _current(self, session: Session, study_id: int) -> tuple[str, str | None]:
+        """The study's data version (older versions' results dropped) and the database
+        URL a worker would read it from (None without a worker)."""
+        version = data_version(session=session, study_id=study_id)
+        with self._lock:
+            self._forget_older(study_id, version)
+        return version, _database_url(session) if self.worker is not None else None
+
     def study_data(self, *, session: Session, study: Study) -> StudyData:
         """The study's tidy frame and case set at its current data version."""
         assert study.id is not None
-        version = data_version(session=session, study_id=study.id)
-        with self._lock:
-            self._forget_older(study.id, version)
-
-        url = _database_url(session) if self.worker is not None else None
         study_id = study.id
+        version, url = self._current(session, study_id)
 
         def here() -> StudyData:
             return replace(study_data(session=session, study=study), version=version)
@@ -402,10 +405,7 @@ class SharedScoring:
         answers and grades."""
         assert study.id is not None
         study_id = study.id
-        version = data_version(session=session, study_id=study_id)
-        with self._lock:
-            self._forget_older(study_id, version)
-        url = _database_url(session) if self.worker is not None else None
+        version, url = self._current(session, study_id)
 
         def here() -> pd.DataFrame:
             # imported here: the Leaderboard's first page run imports nothing it does not
@@ -428,22 +428,13 @@ SHARED = SharedScoring(worker=ScoringWorker() if scoring_worker.enabled() else N
 
 
 def shared_study_data(*, session: Session, actor: Reader) -> StudyData:
-    """The actor's study from ``SHARED``, for analysts and coordinators only
-    (data.load_study_data's checks, then the shared copy)."""
-    require_role(actor, *ANALYSIS_ROLES)
-    study = session.get(Study, actor.study_id)
-    if study is None:
-        raise AuthError("This study no longer exists.")
-    return SHARED.study_data(session=session, study=study)
+    """The actor's study from ``SHARED`` (the shared copy), for analysts and coordinators."""
+    return SHARED.study_data(session=session, study=analysed_study(session=session, actor=actor))
 
 
 def shared_run_usage(*, session: Session, actor: Reader) -> pd.DataFrame:
     """The actor's study's run usage from ``SHARED``, for analysts and coordinators."""
-    require_role(actor, *ANALYSIS_ROLES)
-    study = session.get(Study, actor.study_id)
-    if study is None:
-        raise AuthError("This study no longer exists.")
-    return SHARED.run_usage(session=session, study=study)
+    return SHARED.run_usage(session=session, study=analysed_study(session=session, actor=actor))
 
 
 __all__ = [
