@@ -157,10 +157,8 @@ def u_stat11(
     for design in arrays[1::2]:
         if not np.isin(design, (0.0, 1.0)).all():
             raise ValueError("a design holds 0 (no observation) or 1 only")
-    if not all(
-        np.isfinite(k[d == 1]).all() for k, d in zip(arrays[0::2], arrays[1::2], strict=True)
-    ):
-        raise ValueError("a kernel must be finite wherever its design is 1")
+    for kernel, design in zip(arrays[0::2], arrays[1::2], strict=True):
+        _finite_where_observed(kernel, design)
     seen = (arrays[1] + arrays[3]) > 0
     n_readers, n_cases = int(seen.any(axis=0).sum()), int(seen.any(axis=1).sum())
     if arrays[1].sum() == 0 or arrays[3].sum() == 0:
@@ -169,6 +167,11 @@ def u_stat11(
     a = _Arm.of(np.where(arrays[1] == 1, arrays[0], 0.0), arrays[1])
     b = _Arm.of(np.where(arrays[3] == 1, arrays[2], 0.0), arrays[3])
     return _u_stat11_of(a, b, n_readers, n_cases, var_b)
+
+
+def _finite_where_observed(kernel: np.ndarray, design: np.ndarray) -> None:
+    if not np.isfinite(kernel[design == 1]).all():
+        raise ValueError("a kernel must be finite wherever its design is 1")
 
 
 def _u_stat11_of(a: _Arm, b: _Arm, n_readers: int, n_cases: int, var_b: float | None) -> UStat11:
@@ -257,8 +260,7 @@ def model_vs_pool(
     if models and len(index) and design_h.sum() > 0:
         for metric in MRMC_METRICS:
             human = kernels[metric][0][index].T
-            if not np.isfinite(human[design_h == 1]).all():
-                raise ValueError("a kernel must be finite wherever its design is 1")
+            _finite_where_observed(human, design_h)
             pool_arm[metric] = _Arm.of(np.where(design_h == 1, human, 0.0), design_h)
     for m in models:
         for metric in MRMC_METRICS:
