@@ -77,6 +77,11 @@ def served(
             stdout=fh,
             stderr=subprocess.STDOUT,
             cwd=cwd,
+            # a session of its own, as a service's: with the kernel's autogroups the
+            # CPU is shared between sessions first, and the driver's session may have
+            # been niced as a whole (a tool's shell, at 19 here), which would leave the
+            # server behind the browsers Playwright starts in sessions of their own
+            start_new_session=True,
         )
     server = Server(f"http://127.0.0.1:{port}", proc, log)
     try:

@@ -4,7 +4,8 @@ Loading a study's tidy frame (SQLAlchemy rows into pandas) and scoring it with
 the bootstrap hold the GIL for hundreds of milliseconds. Done in the process that
 serves the readers, they starved the readers' script runs while an analyst
 browsed (issue 43: reader transitions p95 67 -> 127 ms). Here they run in one
-worker process at a lower CPU priority (``nice`` +10, once its imports are done):
+worker process at a lower CPU priority (nice 10 in a session and scheduler autogroup of
+its own, once its imports are done: :func:`own_autogroup`):
 the server's analyst script thread waits on a future (which releases the GIL) and
 only unpickles the result.
 
@@ -44,6 +45,7 @@ import os
 import pickle
 import sys
 import threading
+import time
 import types
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
@@ -88,7 +90,51 @@ def ping() -> int:
         # NICE itself, not NICE more: a worker started by the prewarm's thread (nice 10
         # for its scoring) is already there
         os.setpriority(os.PRIO_PROCESS, 0, max(NICE, os.getpriority(os.PRIO_PROCESS, 0)))
+    own_autogroup(NICE)
     return os.getpid()
+
+
+def _group_nice(pid: int) -> int | None:
+    """The niceness of ``pid``'s scheduler autogroup ("/autogroup-85 nice 0"), if any."""
+    try:
+        with open(f"/proc/{pid}/autogroup") as fh:
+            return int(fh.read().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def own_autogroup(below: int) -> bool:
+    """A session of this process's own, its scheduler autogroup ``below`` steps of
+    niceness under its parent's (at most 19); whether the kernel took the group's
+    niceness.
+
+    With Linux's autogroups (``kernel.sched_autogroup_enabled``, on by default in
+    Debian's and most distributions' kernels) the scheduler first shares the CPU
+    between sessions and only then, by niceness, between a session's processes: the
+    worker's nice 10 weighed only against the server that started it (same session),
+    and against any other session on the machine (a reader's browser on the same
+    workstation, a second server, a shell) its scoring counted as much as they did.
+    In a session of its own whose group is under the server's, it yields to them all
+    (and never outranks a server whose session was niced as a whole). The worker
+    needs no terminal: it ends with its server (reader_app/core/parent_watch.py).
+    """
+    parent = _group_nice(os.getppid())
+    if parent is None:  # no autogroups here: the process's niceness is what counts
+        return False
+    with contextlib.suppress(OSError):  # already a session leader: keep the session
+        os.setsid()
+    for _ in range(20):  # raising a group's niceness needs no privilege, but the
+        # kernel takes one change every 100 ms from unprivileged processes (EAGAIN)
+        try:
+            with open(f"/proc/{os.getpid()}/autogroup", "w") as fh:
+                fh.write(str(min(19, parent + below)))
+            return True
+        except BlockingIOError:
+            time.sleep(0.1)
+        except OSError:
+            break
+    log.warning("the scoring worker's scheduler group kept the server's priority")
+    return False
 
 
 class WorkerError(RuntimeError):
