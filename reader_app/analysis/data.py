@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import cached_property
 
 import pandas as pd
 from sqlmodel import Session, col, select
@@ -78,8 +79,16 @@ class StudyData:
         return int(self.frame["correct"].notna().sum())
 
     def responders(self, kind: str) -> list[str]:
-        f = self.frame
-        return sorted(set(f.loc[f["kind"] == kind, "responder"]))
+        return list(self._responders.get(kind, ()))
+
+    @cached_property
+    def _responders(self) -> dict[str, tuple[str, ...]]:
+        """Each kind's responders, sorted: once per frame, not per page run's call."""
+        pairs = self.frame[["kind", "responder"]].drop_duplicates().astype(str)
+        return {
+            str(kind): tuple(sorted(group["responder"]))
+            for kind, group in pairs.groupby("kind", sort=False)
+        }
 
     def graded_cases(self) -> tuple[str, ...]:
         """Cases without an ungraded answer (sorted): what can be scored right now."""

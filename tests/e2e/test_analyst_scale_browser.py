@@ -177,6 +177,49 @@ def test_the_leaderboard_shows_every_metric_of_every_arm_within_1440_px(
     page.screenshot(path=str(artifact("scale-leaderboard-1024.png")))
 
 
+def test_each_leaderboard_tab_is_drawn_when_open_and_the_sort_is_kept(
+    served: ServedApp, page: Page, analyst: str, session: Session
+) -> None:
+    """Only the open tab is computed and drawn (issue 43); a tab switch reruns the page
+    and the sort chosen before it holds; the leaderboard's CSV, made on the click, holds
+    every arm the table shows with the parameters."""
+    _sign_in(page, served, analyst)
+    table = page.locator(".st-key-lb_table .rs-lb")
+    expect(table).to_be_visible(timeout=SLOW)
+    rows = table.locator("tbody tr")
+    by_c = rows.evaluate_all("rs => rs.map(r => r.dataset.name)")
+    names = sorted(by_c, key=str.lower)
+    assert len(names) > 30 and by_c != names
+    page.get_by_role("combobox", name="Sort by").click()
+    page.keyboard.type("name")
+    page.keyboard.press("Enter")
+    expect(rows.first).to_have_attribute("data-name", names[0], timeout=SLOW)
+    _settled(page)
+    assert rows.evaluate_all("rs => rs.map(r => r.dataset.name)") == names
+
+    csv = pd.read_csv(io.BytesIO(_download(page, ".st-key-lb_csv")))
+    assert set(csv["name"]) == set(names)
+    assert set(csv["param_n_boot"]) == {2000} and set(csv["param_seed"]) == {0}
+
+    reports = page.get_by_role("tab", name="Reports")
+    reports.click()
+    expect(reports).to_have_attribute("aria-selected", "true")
+    expect(page.get_by_text("No graded reports yet.", exact=False)).to_be_visible(timeout=SLOW)
+    expect(page.get_by_role("heading", name="Grader agreement")).to_be_visible()
+    _settled(page)
+    # the Diagnosis tab's sections were not drawn behind it
+    expect(page.locator(".st-key-lb_table")).to_have_count(0)
+    expect(page.get_by_role("combobox", name="Sort by")).to_have_count(0)
+
+    page.get_by_role("tab", name="Diagnosis").click()
+    expect(table).to_be_visible(timeout=SLOW)
+    _settled(page)
+    expect(page.get_by_role("combobox", name="Sort by")).to_have_value("name")
+    again = table.locator("tbody tr").evaluate_all("rs => rs.map(r => r.dataset.name)")
+    assert again == names
+    expect(page.get_by_text("No graded reports yet.", exact=False)).to_have_count(0)
+
+
 def _svg_texts(svg: bytes) -> set[str]:
     return {m.strip() for m in re.findall(r"<text[^>]*>([^<]*)</text>", svg.decode("utf-8"))}
 

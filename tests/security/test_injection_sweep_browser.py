@@ -301,6 +301,13 @@ def test_every_staff_page_shows_the_payloads_inert(hostile: Hostile, tab: Page, 
         assert tab.get_by_text("Page not found").count() == 0, f"/{path} is not a page"
         assert tab.locator("[data-testid='stException']").count() == 0, f"/{path}: exception"
         assert injections(tab) == [], f"{role} /{path}"
+        if spec.file == "analyst.py":  # the Reports tab is drawn only when open
+            tab.get_by_role("tab", name="Reports").click()
+            expect(tab.get_by_role("heading", name="Grader agreement")).to_be_visible()
+            settled(tab)
+            assert injections(tab) == [], "leaderboard, Reports tab"
+            tab.get_by_role("tab", name="Diagnosis").click()
+            settled(tab)
         if spec.file == "analyst_cases.py":
             # a case opened: its key, synonyms (a markdown caption), history, answers
             tab.locator(".st-key-pc_open input").click()

@@ -45,6 +45,17 @@ def _keep(key: str) -> None:
     st.session_state[f"_{key}"] = st.session_state[key]
 
 
+def kept(key: str, default: Any, options: Sequence[Any] | None = None) -> dict[str, Any]:
+    """The arguments that make widget ``key`` keep its value while it is not drawn (another
+    page, another tab): Streamlit forgets a widget's state in a run that skips it. The
+    value is restored before the widget is drawn, unless ``options`` no longer hold it."""
+    state = st.session_state
+    value = state.setdefault(f"_{key}", default)
+    if options is None or value in options:
+        state[key] = value
+    return {"key": key, "on_change": _keep, "args": (key,)}
+
+
 @dataclass(frozen=True)
 class Controls:
     params: ScoringParams

@@ -21,6 +21,7 @@ from reader_app.core.csv_safe import spreadsheet_csv
 from reader_app.ui.components.analysis_cache import (
     Controls,
     case_set,
+    kept,
     leaderboard_first_paint,
     load_data,
     metrics_table,
@@ -57,13 +58,16 @@ def metrics_section(data: StudyData, board: Leaderboard, controls: Controls) -> 
             else ""
         )
     )
+    # kept: the Reports tab and the other pages do not draw them
     by = st.selectbox(
-        "Sort by", list(SORTS), format_func=lambda k: SORTS[str(k)], key="lb_sort", width=260
-    )
+        "Sort by", list(SORTS), format_func=lambda k: SORTS[str(k)], width=260,
+        **kept("lb_sort", next(iter(SORTS)), list(SORTS)),
+    )  # fmt: skip
     cohort = None
     if board.cohorts:  # RadLE-style: frontier, open-weight, medical...; pooled rows per cohort
+        cohorts = [ALL_COHORTS, *board.cohorts]
         chosen = st.selectbox(
-            "Cohort", [ALL_COHORTS, *board.cohorts], key="lb_cohort", width=260,
+            "Cohort", cohorts, width=260, **kept("lb_cohort", ALL_COHORTS, cohorts),
             help="show one cohort's model runs (and its pooled row) beside the human pool",
         )  # fmt: skip
         cohort = None if chosen in (None, ALL_COHORTS) else str(chosen)
@@ -75,7 +79,7 @@ def metrics_section(data: StudyData, board: Leaderboard, controls: Controls) -> 
         )
     st.download_button(
         "Leaderboard CSV (numbers, CIs, parameters)",
-        data=spreadsheet_csv(
+        data=lambda: spreadsheet_csv(  # made on the click, not on every page run
             board.arms(readers=controls.readers, cohort=cohort, cohort_pools=True).assign(
                 **{f"param_{k}": v for k, v in controls.params.to_dict().items()}
             )
@@ -153,10 +157,15 @@ st.caption(
     f"{len(data.responders('model'))} model run(s) · scoring spec "
     f"{controls.params.to_dict()['scoring_spec_version']}"
 )
-diagnosis_tab, reports_tab = st.tabs(["Diagnosis", "Reports"])
-with reports_tab:
-    reports_panel(load_reports(user, controls.params), slug=data.slug)
-    agreement_panel(user)
+# only the open tab is computed and drawn (a tab switch reruns the page): the Reports
+# tab's grades, their board and the agreement table cost every Diagnosis visit a third
+# of its page run, and the browser drew both tabs (issue 43, second visits)
+diagnosis_tab, reports_tab = st.tabs(["Diagnosis", "Reports"], key="lb_tab", on_change="rerun")
+if reports_tab.open:
+    with reports_tab:
+        reports_panel(load_reports(user, controls.params), slug=data.slug)
+        agreement_panel(user)
+    st.stop()
 with diagnosis_tab:
     cases = case_set(data, controls)
     if cases is None:
