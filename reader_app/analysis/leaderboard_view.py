@@ -18,6 +18,7 @@ No Streamlit here: the page passes the string to ``st.html``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from html import escape
 from typing import Final
 
@@ -172,6 +173,29 @@ def _name_cell(row: pd.Series) -> str:
         parts.append(f"{completion:.0%} done")
     tag = escape(" · ".join(parts))
     return f'<td class="txt">{escape(str(row["name"]))}<span class="tag">{tag}</span></td>'
+
+
+def text_table_html(frame: pd.DataFrame, headers: Sequence[str], *, key: str) -> str:
+    """A frame of display text (model minus pool, model vs reader panel) in the
+    leaderboard's box, colours and sticky header: every cell escaped text, the first
+    column to the left. ``key`` names the box (``data-testid``)."""
+    head = "".join(
+        f'<th class="txt">{escape(h)}</th>' if i == 0 else f"<th>{escape(h)}</th>"
+        for i, h in enumerate(headers)
+    )
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<td class="txt">{escape(str(v))}</td>' if i == 0 else f"<td>{escape(str(v))}</td>"
+            for i, v in enumerate(row)
+        )
+        + "</tr>"
+        for row in frame.itertuples(index=False)
+    )
+    return (
+        f'{CSS}<div class="rs-lb" data-testid="{escape(key)}"><table><thead><tr>{head}</tr>'
+        f"</thead><tbody>{body}</tbody></table></div>"
+    )
 
 
 def leaderboard_html(

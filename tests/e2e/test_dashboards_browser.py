@@ -106,7 +106,13 @@ def test_analyst_leaderboard_charts_and_downloads(
     page.set_viewport_size({"width": 1800, "height": 1100})  # every metric column in view
     _open(page, served, "", token)  # the leaderboard is the analyst's landing page
     expect(page.get_by_role("heading", name="Model minus human pool")).to_be_visible(timeout=30_000)
-    expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
+    # model minus pool and model vs reader panel: HTML tables, one row per model run
+    for key in ("lb_diff", "lb_mrmc"):
+        table = page.get_by_test_id(key)
+        expect(table).to_be_visible()
+        firsts = table.locator("tbody tr td:first-child").all_inner_texts()
+        assert sorted(firsts) == ["vlm-alpha", "vlm-beta"], (key, firsts)
+    assert page.get_by_test_id("stDataFrame").count() == 0  # no grid on the sign-in page
     expect(page.locator(".st-key-lb_c canvas, .st-key-lb_c svg").first).to_be_visible()
     page.screenshot(path=str(artifact("analyst-leaderboard.png")), full_page=True)
 

@@ -33,6 +33,9 @@ KNOWN: Final = {
     "accuracy_ci_low": "Accuracy CI low",
     "accuracy_ci_high": "Accuracy CI high",
     "keep_n": "Keep N",
+    # a p-value is a lower-case p, as beside them in "p (C)" and "p (A)"
+    "p (sign-flip, points)": "p (sign-flip, points)",
+    "p (sign-flip, hits)": "p (sign-flip, hits)",
 }
 _WORDS: Final = {"pct": "%", "ci": "CI", "id": "ID", "idk": "IDK", "n": "N", "s": "s"}
 

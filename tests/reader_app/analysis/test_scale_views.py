@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from html import unescape
 
 import pandas as pd
 import pytest
@@ -25,7 +26,12 @@ from reader_app.analysis.coordinator import (
 )
 from reader_app.analysis.data import study_data
 from reader_app.analysis.leaderboard import build_leaderboard
-from reader_app.analysis.leaderboard_view import ci_text, leaderboard_html, sorted_arms
+from reader_app.analysis.leaderboard_view import (
+    ci_text,
+    leaderboard_html,
+    sorted_arms,
+    text_table_html,
+)
 from reader_app.charts import reliability_chart, risk_coverage_chart
 from reader_app.charts.palette import HUMANS, MODELS, POOL, responders
 from reader_app.core.settings import Settings
@@ -99,6 +105,23 @@ def test_a_cell_carries_its_ci_on_a_second_line_and_na_when_undefined() -> None:
     # R at Likert >= 3 for the reader who never said more than 1: undefined -> n/a
     assert math.isnan(board.table.set_index("name").loc[HOSTILE, "radle_r"])
     assert "n/a" in html
+
+
+@given(st.lists(st.text(max_size=20), min_size=1, max_size=4))
+def test_a_text_table_shows_every_cell_as_escaped_text(cells: list[str]) -> None:
+    """Model minus pool and model vs reader panel, drawn as the leaderboard (issue 43):
+    each cell and header is the text given, escaped, in order; the first column left."""
+    frame = pd.DataFrame([cells], columns=[f"c{i}" for i in range(len(cells))])
+    headers = [f"<h{i}>" for i in range(len(cells))]
+    html = text_table_html(frame, headers, key="lb_diff")
+    assert 'data-testid="lb_diff"' in html and 'class="rs-lb"' in html
+    head, body = html.split("<tbody>")
+    assert re.findall(r"<th[^>]*>([^<]*)</th>", head) == [
+        f"&lt;h{i}&gt;" for i in range(len(cells))
+    ]
+    shown = re.findall(r"<td([^>]*)>([^<]*)</td>", body)
+    assert [unescape(text) for _, text in shown] == cells  # nothing dropped, nothing markup
+    assert [cls for cls, _ in shown] == [' class="txt"'] + [""] * (len(cells) - 1)
 
 
 @given(st.lists(st.integers(min_value=0, max_value=10**6), min_size=1, max_size=40))

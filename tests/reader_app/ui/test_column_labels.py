@@ -24,6 +24,7 @@ from reader_app.ui.components.column_labels import column_label
         ("ICC(2,1)", "ICC(2,1)"),  # already for people
         ("Reports both scored", "Reports both scored"),
         ("N", "N"),
+        ("p (sign-flip, points)", "p (sign-flip, points)"),  # a p-value: lower case
     ],
 )
 def test_column_label(name: str, label: str) -> None:
