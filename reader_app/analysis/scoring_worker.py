@@ -103,6 +103,14 @@ def _group_nice(pid: int) -> int | None:
         return None
 
 
+def _autogroups_on() -> bool:
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as fh:
+            return fh.read().strip() == "1"
+    except OSError:
+        return False
+
+
 def own_autogroup(below: int) -> bool:
     """A session of this process's own, its scheduler autogroup ``below`` steps of
     niceness under its parent's (at most 19); whether the kernel took the group's
@@ -119,7 +127,7 @@ def own_autogroup(below: int) -> bool:
     needs no terminal: it ends with its server (reader_app/core/parent_watch.py).
     """
     parent = _group_nice(os.getppid())
-    if parent is None:  # no autogroups here: the process's niceness is what counts
+    if parent is None or not _autogroups_on():  # the process's niceness is what counts
         return False
     with contextlib.suppress(OSError):  # already a session leader: keep the session
         os.setsid()
