@@ -67,9 +67,6 @@ class Controls:
 def scoring_controls() -> Controls:
     """Sidebar widgets for the scoring parameters; values survive page switches."""
     state = st.session_state
-    for key, value in DEFAULTS.items():
-        state.setdefault(f"_{key}", value)
-        state[key] = state[f"_{key}"]
     with st.sidebar:
         st.subheader("Scoring")
         st.number_input(
@@ -77,9 +74,7 @@ def scoring_controls() -> Controls:
             min_value=0,
             max_value=20000,
             step=500,
-            key="an_boot",
-            on_change=_keep,
-            args=("an_boot",),
+            **kept("an_boot", DEFAULTS["an_boot"]),
             help="Paired case bootstrap for the 95% CIs; also the number of sign-flip "
             "permutations. 0 turns CIs and p-values off.",
         )
@@ -88,9 +83,7 @@ def scoring_controls() -> Controls:
             min_value=0.0,
             max_value=1.0,
             step=0.05,
-            key="an_min_completion",
-            on_change=_keep,
-            args=("an_min_completion",),
+            **kept("an_min_completion", DEFAULTS["an_min_completion"]),
             help="Readers need this share of the cases to enter the human pool.",
         )
         st.number_input(
@@ -98,33 +91,23 @@ def scoring_controls() -> Controls:
             min_value=-5.0,
             max_value=5.0,
             step=1.0,
-            key="an_idk",
-            on_change=_keep,
-            args=("an_idk",),
+            **kept("an_idk", DEFAULTS["an_idk"]),
         )
-        st.number_input(
-            "Seed", min_value=0, step=1, key="an_seed", on_change=_keep, args=("an_seed",)
-        )
+        st.number_input("Seed", min_value=0, step=1, **kept("an_seed", DEFAULTS["an_seed"]))
         st.selectbox(
             "RadLE-H definition",
             list(H_VARIANTS),
             format_func=lambda k: H_VARIANTS[str(k)],
-            key="an_h_variant",
-            on_change=_keep,
-            args=("an_h_variant",),
+            **kept("an_h_variant", DEFAULTS["an_h_variant"]),
             help="v2: the harmonic mean of R, coverage and the share of wrong answers "
             "handed over; it reproduces the one H RadLE published. v1: the earlier geometric "
             "mean, counting IDK, failures and missing cases as handed-over errors (SCORING.md "
             "section 3). Every table, export and report records which was used.",
         )
-        st.toggle(
-            "Show individual readers", key="an_readers", on_change=_keep, args=("an_readers",)
-        )
+        st.toggle("Show individual readers", **kept("an_readers", DEFAULTS["an_readers"]))
         st.toggle(
             "Score fully graded cases only",
-            key="an_graded_only",
-            on_change=_keep,
-            args=("an_graded_only",),
+            **kept("an_graded_only", DEFAULTS["an_graded_only"]),
             help="While some answers wait for grading, score the cases whose answers are "
             "all graded (N shrinks; the page says so).",
         )
