@@ -94,10 +94,12 @@ def ping() -> int:
     return os.getpid()
 
 
-def _group_nice(pid: int) -> int | None:
-    """The niceness of ``pid``'s scheduler autogroup ("/autogroup-85 nice 0"), if any."""
+def group_nice() -> int | None:
+    """The niceness of this process's scheduler autogroup ("/autogroup-85 nice 0"), if
+    any. Only this process's own: in a PID namespace whose /proc is the host's (CI
+    runners, containers), /proc/<a pid of ours> is another process or none."""
     try:
-        with open(f"/proc/{pid}/autogroup") as fh:
+        with open("/proc/self/autogroup") as fh:
             return int(fh.read().split()[-1])
     except (OSError, ValueError, IndexError):
         return None
@@ -113,8 +115,8 @@ def _autogroups_on() -> bool:
 
 def own_autogroup(below: int) -> bool:
     """A session of this process's own, its scheduler autogroup ``below`` steps of
-    niceness under its parent's (at most 19); whether the kernel took the group's
-    niceness.
+    niceness under the group it started in (its server's; at most 19); whether the
+    kernel took the group's niceness. Called once, in a process its server spawned.
 
     With Linux's autogroups (``kernel.sched_autogroup_enabled``, on by default in
     Debian's and most distributions' kernels) the scheduler first shares the CPU
@@ -126,16 +128,21 @@ def own_autogroup(below: int) -> bool:
     (and never outranks a server whose session was niced as a whole). The worker
     needs no terminal: it ends with its server (reader_app/core/parent_watch.py).
     """
-    parent = _group_nice(os.getppid())
-    if parent is None or not _autogroups_on():  # the process's niceness is what counts
+    server = group_nice()  # still in the server's session: the server's group
+    if server is None or not _autogroups_on():  # the process's niceness is what counts
         return False
-    with contextlib.suppress(OSError):  # already a session leader: keep the session
-        os.setsid()
+    if os.getsid(0) != os.getpid():
+        try:
+            os.setsid()
+        except OSError:  # a process group leader: writing the group would renice the
+            # server's whole session
+            log.warning("the scoring worker could not leave its server's session")
+            return False
     for _ in range(20):  # raising a group's niceness needs no privilege, but the
         # kernel takes one change every 100 ms from unprivileged processes (EAGAIN)
         try:
-            with open(f"/proc/{os.getpid()}/autogroup", "w") as fh:
-                fh.write(str(min(19, parent + below)))
+            with open("/proc/self/autogroup", "w") as fh:
+                fh.write(str(min(19, server + below)))
             return True
         except BlockingIOError:
             time.sleep(0.1)
