@@ -49,7 +49,7 @@ FIRST_TARGET_MIB = 200
 NEXT_TARGET_MIB = 20
 PAGES = (  # sidebar link, page heading, an element that shows the page has rendered
     ("Leaderboard", "Leaderboard", ".st-key-lb_c"),
-    ("Charts", "Charts", ".st-key-ch_groups"),
+    ("Charts", "Charts", ".st-key-ch_profile"),  # the first tab's chart
     ("Per-case matrix", "Per-case matrix", ".st-key-pc_matrix"),
     ("Model runs", "Model runs", None),
     ("Exports", "Exports", None),

@@ -110,6 +110,14 @@ def _go(page: Page, link: str, heading: str) -> None:
     expect(page.get_by_role("heading", name=heading)).to_be_visible(timeout=SLOW)
 
 
+def _tab(page: Page, name: str) -> None:
+    """Open a tab of the page (a rerun draws it, and it alone) and wait for its run."""
+    tab = page.get_by_role("tab", name=name, exact=True)
+    tab.click()
+    expect(tab).to_have_attribute("aria-selected", "true", timeout=SLOW)
+    _settled(page)
+
+
 def _settled(page: Page) -> None:
     """Streamlit has finished the run: nothing on the page is left from the previous one."""
     page.wait_for_function(
@@ -227,10 +235,31 @@ def _svg_texts(svg: bytes) -> set[str]:
 def test_each_chart_names_every_responder_and_the_group_bars_have_room(
     served: ServedApp, page: Page, analyst: str
 ) -> None:
+    """One tab a figure (issue 43): each chart drawn when its tab is open, and only then;
+    the responder in colour chosen once for both tabs that use it; the open tab kept
+    across a visit to another page."""
     _sign_in(page, served, analyst)
     _go(page, "Charts", "Charts")
+    profile = page.locator(".st-key-ch_profile").get_by_test_id("stVegaLiteChart")
+    expect(profile.locator("canvas, svg").first).to_be_visible(timeout=SLOW)
+    _settled(page)
+    profile.screenshot(path=str(artifact("scale-response-profile.png")))
     everyone = [*POOLS, *reader_codes(RADLE_SCALE), *model_names(RADLE_SCALE)]
-    for key, stem in (("ch_rel", "reliability"), ("ch_rc", "risk-coverage")):
+    highlight = page.get_by_role("combobox", name=re.compile("^Responder in colour"))
+    for key, stem, name in (
+        ("ch_rel", "reliability", "Reliability"),
+        ("ch_rc", "risk-coverage", "Risk-coverage"),
+    ):
+        _tab(page, name)
+        expect(page.locator(".st-key-ch_profile")).to_have_count(0)  # not drawn behind
+        if key == "ch_rel":  # sixteen runs: the leaderboard's first in colour; another
+            expect(highlight).to_have_value(re.compile(r"^model-\d\d$"), timeout=SLOW)
+            chosen = "model-03" if highlight.input_value() != "model-03" else "model-04"
+            highlight.click()
+            page.keyboard.type(chosen)
+            page.keyboard.press("Enter")
+            _settled(page)
+        expect(highlight).to_have_value(chosen)  # chosen on the reliability tab, kept
         chart = page.locator(f".st-key-{key}").get_by_test_id("stVegaLiteChart")
         expect(chart.locator("canvas, svg").first).to_be_visible(timeout=SLOW)
         chart.scroll_into_view_if_needed()
@@ -249,10 +278,7 @@ def test_each_chart_names_every_responder_and_the_group_bars_have_room(
         png = _download(page, f".st-key-{key}_png")
         artifact(f"scale-{stem}-download.png").write_bytes(png)
         assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    profile = page.locator(".st-key-ch_profile").get_by_test_id("stVegaLiteChart")
-    profile.scroll_into_view_if_needed()
-    profile.screenshot(path=str(artifact("scale-response-profile.png")))
-
+    _tab(page, "Reader groups")
     groups = page.locator(".st-key-ch_groups").get_by_test_id("stVegaLiteChart")
     expect(groups.locator("canvas, svg").first).to_be_visible(timeout=SLOW)
     groups.scroll_into_view_if_needed()
@@ -264,6 +290,14 @@ def test_each_chart_names_every_responder_and_the_group_bars_have_room(
     assert size is not None and size["height"] >= 3 * 30 + 40, size
     svg = _download(page, ".st-key-ch_groups_svg")
     assert {"Human pool", "Pool: board-certified", "Pool: trainees"} <= _svg_texts(svg)
+    expect(page.locator(".st-key-ch_rc, .st-key-ch_rel")).to_have_count(0)
+
+    # the open tab holds across a visit to another page
+    _go(page, "Model runs", "Model runs")
+    _go(page, "Charts", "Charts")
+    tab = page.get_by_role("tab", name="Reader groups", exact=True)
+    expect(tab).to_have_attribute("aria-selected", "true", timeout=SLOW)
+    expect(groups.locator("canvas, svg").first).to_be_visible(timeout=SLOW)
 
 
 def _difficulty(frame: pd.DataFrame) -> pd.Series:
@@ -348,6 +382,18 @@ def test_the_per_case_matrix_sorts_numerically_and_filters_disagreements(
     chart.screenshot(path=str(artifact("scale-per-case-disagree-one-model.png")))
     cells = pd.read_csv(io.BytesIO(_download(page, ".st-key-pc_matrix_csv")), dtype=str)
     assert sorted(set(cells["case_id"]), key=int) == theirs
+
+    # the case lists in a tab of their own (issue 43), the matrix not drawn behind them;
+    # back on the matrix, the filter, the run and the page size chosen above hold
+    _tab(page, "Case lists")
+    expect(page.get_by_role("heading", name="All cases, hardest first")).to_be_visible()
+    expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
+    expect(page.locator(".st-key-pc_matrix")).to_have_count(0)
+    _tab(page, "Matrix")
+    expect(page.get_by_text(f"{len(theirs)} of 200 case(s)")).to_be_visible(timeout=SLOW)
+    expect(page.locator(".st-key-pc_model input")).to_have_value(run)
+    expect(page.locator(".st-key-pc_size input")).to_have_value("200")
+    expect(page.get_by_role("heading", name="All cases, hardest first")).to_have_count(0)
 
 
 def _click_a_matrix_cell(page: Page, chart: object) -> str:

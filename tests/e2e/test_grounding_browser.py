@@ -57,6 +57,9 @@ def test_analyst_sees_grounding_columns_chart_and_thumbnail(
     page.set_viewport_size({"width": 1440, "height": 900})
 
     page.goto(f"{served.url}/charts?token={token}")
+    tab = page.get_by_role("tab", name="Accuracy against grounding")  # a study with regions
+    tab.click()
+    expect(tab).to_have_attribute("aria-selected", "true", timeout=30_000)
     chart = page.locator(".st-key-ch_grounding").get_by_test_id("stVegaLiteChart")
     expect(chart.locator("canvas, svg").first).to_be_visible(timeout=30_000)
     expect(page.locator(".st-key-ch_grounding_png button")).to_be_visible()
@@ -67,6 +70,9 @@ def test_analyst_sees_grounding_columns_chart_and_thumbnail(
 
     page.set_viewport_size({"width": 1440, "height": 900})
     page.goto(f"{served.url}/per-case?token={token}")
+    tab = page.get_by_role("tab", name="Where responders looked")
+    tab.click()
+    expect(tab).to_have_attribute("aria-selected", "true", timeout=30_000)
     images = page.locator(".st-key-pc_ground_images")
     expect(images.locator("img").first).to_be_visible(timeout=30_000)
     expect(images).to_contain_text("image · 3 marker(s)")

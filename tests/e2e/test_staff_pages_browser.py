@@ -175,6 +175,13 @@ table => Math.max(0, ...[...table.querySelectorAll('.dvn-scroller')]
 """
 
 
+# the analyst pages' tabs past the first, each drawn only when open
+OTHER_TABS = {
+    "per-case": ("Case lists", "Where responders looked"),
+    "charts": ("Reliability", "Risk-coverage", "Reader groups", "Reading time"),
+}
+
+
 def _click_a_glyph_cell(page: Page) -> None:
     """A click on a matrix cell's centre, where its glyph (check, cross) is drawn, still
     opens that case: the invisible cells on top take the click, not the glyph's text."""
@@ -284,6 +291,13 @@ def test_progress_metrics_fit_1024_and_staff_texts_are_aa_at_both_sizes(
         failures += _contrast_at_both_sizes(page, name)
         if name == "per-case":
             _click_a_glyph_cell(page)
+        for tab in OTHER_TABS.get(name, ()):  # drawn one at a time: each looked at
+            page.get_by_role("tab", name=tab, exact=True).click()
+            expect(page.get_by_role("tab", name=tab, exact=True)).to_have_attribute(
+                "aria-selected", "true", timeout=WAIT
+            )
+            settled(page)
+            failures += _contrast_at_both_sizes(page, f"{name}-{tab.lower().replace(' ', '-')}")
     # the coordinator's landing page is the answer key, served at "/" (Streamlit answers
     # its own address, /answer-key, with "Page not found")
     for title, name in (("Answer key", ""), ("Invites", "invites"), ("Case bank", "case-bank")):

@@ -308,6 +308,20 @@ def test_every_staff_page_shows_the_payloads_inert(hostile: Hostile, tab: Page, 
             assert injections(tab) == [], "leaderboard, Reports tab"
             tab.get_by_role("tab", name="Diagnosis").click()
             settled(tab)
+        # the Charts and Per-case matrix pages draw one tab at a time: every one opened
+        labels = tab.get_by_role("tab").all_inner_texts() if spec.file != "analyst.py" else []
+        for label in labels[1:]:
+            opened = tab.get_by_role("tab", name=label, exact=True)
+            opened.click()
+            expect(opened).to_have_attribute("aria-selected", "true")
+            settled(tab)
+            tab.wait_for_timeout(1_000)  # charts and components render after the script run
+            settled(tab)
+            assert tab.locator("[data-testid='stException']").count() == 0, (path, label)
+            assert injections(tab) == [], f"{role} /{path}, {label} tab"
+        if labels:
+            tab.get_by_role("tab", name=labels[0], exact=True).click()
+            settled(tab)
         if spec.file == "analyst_cases.py":
             # a case opened: its key, synonyms (a markdown caption), history, answers
             tab.locator(".st-key-pc_open input").click()

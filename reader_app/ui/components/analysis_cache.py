@@ -57,6 +57,17 @@ def kept(key: str, default: Any, options: Sequence[Any] | None = None) -> dict[s
     return {"key": key, "on_change": _keep, "args": (key,)}
 
 
+def open_tab(labels: Sequence[str], key: str) -> tuple[str, Any]:
+    """Tabs of which only the open one is computed and drawn: its label and container.
+
+    A tab switch reruns the page (``on_change``), and the page draws that tab alone: a
+    page that drew every tab made the browser lay out every chart and table on every
+    visit (issue 43, second visits). The open tab is kept across pages (:func:`kept`)."""
+    tabs = st.tabs(list(labels), **kept(key, labels[0], labels))
+    opened = [(label, tab) for label, tab in zip(labels, tabs, strict=True) if tab.open]
+    return opened[0] if opened else (labels[0], tabs[0])
+
+
 @dataclass(frozen=True)
 class Controls:
     params: ScoringParams

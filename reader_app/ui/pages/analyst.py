@@ -25,6 +25,7 @@ from reader_app.ui.components.analysis_cache import (
     leaderboard_first_paint,
     load_data,
     metrics_table,
+    open_tab,
     scoring_controls,
 )
 from reader_app.ui.components.audit_panel import audit_panel, load_audits
@@ -157,16 +158,16 @@ st.caption(
     f"{len(data.responders('model'))} model run(s) · scoring spec "
     f"{controls.params.to_dict()['scoring_spec_version']}"
 )
-# only the open tab is computed and drawn (a tab switch reruns the page): the Reports
-# tab's grades, their board and the agreement table cost every Diagnosis visit a third
-# of its page run, and the browser drew both tabs (issue 43, second visits)
-diagnosis_tab, reports_tab = st.tabs(["Diagnosis", "Reports"], key="lb_tab", on_change="rerun")
-if reports_tab.open:
-    with reports_tab:
+# only the open tab is computed and drawn (open_tab): the Reports tab's grades, their
+# board and the agreement table cost every Diagnosis visit a third of its page run, and
+# the browser drew both tabs (issue 43, second visits)
+opened, tab = open_tab(["Diagnosis", "Reports"], "lb_tab")
+if opened == "Reports":
+    with tab:
         reports_panel(load_reports(user, controls.params), slug=data.slug)
         agreement_panel(user)
     st.stop()
-with diagnosis_tab:
+with tab:
     cases = case_set(data, controls)
     if cases is None:
         st.stop()

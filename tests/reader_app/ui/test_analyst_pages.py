@@ -90,8 +90,24 @@ def test_leaderboard_and_every_analyst_page(
         if page != "runs":  # the runs page has no scoring controls
             assert at.number_input(key="an_boot").value == 100  # controls keep their values
             assert at.selectbox(key="an_h_variant").value == "v1"
-    at.switch_page(PAGES["cases"]).run()
-    assert "Humans get, models miss" in texts(at)
+    # every tab of the pages drawn one tab at a time (the first is drawn above)
+    tabs = {
+        "charts": ("_ch_tab", ["Reliability", "Risk-coverage", "Reader groups", "Reading time"]),
+        "cases": ("_pc_tab", ["Case lists", "Where responders looked"]),
+    }
+    for page, (key, labels) in tabs.items():
+        at.switch_page(PAGES[page]).run()
+        for label in labels:
+            at.session_state[key] = label  # as a click on the tab leaves it (kept)
+            at.run()
+            assert not at.exception, (page, label)
+            assert label in [t.label for t in at.tabs]
+            if label == "Case lists":
+                assert "Humans get, models miss" in texts(at)
+            if label == "Reliability":  # two runs: nobody greyed, and the box says so
+                box = at.selectbox(key="ch_highlight")
+                assert box.index is not None, "the box shows no choice"
+                assert box.options[box.index] == "none: every responder in its own colour"
     at.switch_page(PAGES["exports"]).run()
     assert "Not available yet" not in texts(at)
     # issue 41: the runs' tokens and cost, repeat groups and the aided arm's switches
@@ -118,6 +134,11 @@ def test_many_model_runs_show_one_in_colour_the_rest_grey(
     grade_everything(session, study)
     at = _boot(app_for(make_reader(session, study, code="AN1", role="analyst").token), 0)
     at.switch_page(PAGES["charts"]).run()
+    assert not at.exception
+    # one tab a figure, only the open one drawn: the response profile first
+    assert [c for c in at.get("vega_lite_chart") if "Reliability" in str(c.proto)] == []
+    at.session_state["_ch_tab"] = "Reliability"  # as a click on the tab leaves it (kept)
+    at.run()
     assert not at.exception
     box = at.selectbox(key="ch_highlight")
     assert box.value is not None and box.value.startswith("vlm-") and box.index == 1
