@@ -48,9 +48,9 @@ SECTION = "## Analyst memory"
 FIRST_TARGET_MIB = 200
 NEXT_TARGET_MIB = 20
 PAGES = (  # sidebar link, page heading, an element that shows the page has rendered
-    ("Leaderboard", "Leaderboard", ".st-key-lb_c"),
-    ("Charts", "Charts", ".st-key-ch_profile"),  # the first tab's chart
-    ("Per-case matrix", "Per-case matrix", ".st-key-pc_matrix"),
+    ("Leaderboard", "Leaderboard", ".st-key-lb_c canvas"),  # the RadLE-C chart, drawn
+    ("Charts", "Charts", ".st-key-ch_profile canvas"),  # the first tab's chart, drawn
+    ("Per-case matrix", "Per-case matrix", ".st-key-pc_matrix canvas"),  # drawn
     ("Model runs", "Model runs", None),
     ("Exports", "Exports", None),
     ("Report", "Study report", None),

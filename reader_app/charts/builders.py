@@ -121,7 +121,6 @@ Figure = Spec  # what every builder returns: a spec that renders on its own
 # this, Streamlit sizes a single chart with autosize "fit" (the whole figure in `height`):
 # a three-bar chart then kept about 15 px for its bars.
 PAD: Final = {"type": "pad", "contains": "padding"}
-OPEN_CASE: Final = "open_case"  # the per-case matrix's cell selection
 # Click a legend entry (shift-click for several) to bring those series forward.
 PICKED: Final = "pick"
 PICK: Final[Spec] = {
@@ -398,24 +397,38 @@ def risk_coverage_chart(
     }
 
 
+MATRIX_BAR: Final = "#6c8ebf"  # the per-case matrix's difficulty bars
+CELL_STROKE: Final = "#dddddd"  # the per-case matrix's cell borders
+
+
+def matrix_width(n_cases: int) -> int:
+    """The per-case matrix's width in px: 14 a case, within 200-900."""
+    return max(min(14 * n_cases, 900), 200)
+
+
+def matrix_x_title(n_cases: int) -> str:
+    return "case (hardest for the pool first; equal difficulty in case-id order)" + (
+        "; hover a cell for its case" if n_cases > LABELLED_CASES else ""
+    )
+
+
 def case_matrix_chart(
     cells: pd.DataFrame, cases: pd.DataFrame, *, title: str | None = None
 ) -> Figure:
     """Difficulty bar per case (from the pool) over the responders x cases outcome grid."""
     order = [str(c) for c in cases["case_id"]]
     responders = _order(cells.sort_values(["kind", "responder"]), "responder")
-    width = max(min(14 * len(order), 900), 200)
+    width = matrix_width(len(order))
     many = len(order) > LABELLED_CASES  # past this, case ids are on hover only
     x = field(
         "case_id:N",
         sort=order,
-        title="case (hardest for the pool first; equal difficulty in case-id order)"
-        + ("; hover a cell for its case" if many else ""),
+        title=matrix_x_title(len(order)),
         axis={"labelAngle": -60, "labelLimit": 120, "labels": not many, "ticks": not many},
     )
     difficulty = {
         "data": values(cases),
-        "mark": mark("bar", color="#6c8ebf"),
+        "mark": mark("bar", color=MATRIX_BAR),
         "encoding": {
             "x": {**x, "axis": None},
             "y": field("difficulty:Q", title="difficulty", scale={"domain": [0, 1]}),
@@ -430,24 +443,13 @@ def case_matrix_chart(
     }
     domain = list(CELL_COLORS)
     y = field("responder:N", sort=responders, title=None)
-    tooltip = [
-        field("responder:N"),
-        field("kind:N"),
-        field("case_id:N"),
-        field("outcome:N"),
-        field("likert:Q"),
-    ]
+    # the figure for a paper and the static report; the page draws the same cells with a
+    # component of ours (ui/components/matrix_view.py), which takes the hover and click
     rects = {
-        # a click on a cell picks its case (the page opens it below the matrix), on its
-        # glyph too: a point selection takes the clicked item's datum in the layers' scope,
-        # whichever layer drew it (tests/e2e/test_staff_pages_browser.py clicks glyphs).
-        # Invisible cells over both, for the click, were 1,400 more marks each visit.
-        "params": [{"name": OPEN_CASE, "select": {"type": "point", "fields": ["case_id"]}}],
-        "mark": mark("rect", stroke="#dddddd", strokeWidth=0.5, cursor="pointer"),
+        "mark": mark("rect", stroke=CELL_STROKE, strokeWidth=0.5),
         "encoding": {
             "x": x,
             "y": y,
-            "tooltip": tooltip,
             "color": field(
                 "outcome:N",
                 scale={"domain": domain, "range": [CELL_COLORS[d] for d in domain]},
@@ -461,19 +463,12 @@ def case_matrix_chart(
         layers.append(
             {
                 "transform": [{"filter": "datum.glyph !== ''"}],
-                "mark": mark(
-                    "text",
-                    fontSize=GLYPH_PX,
-                    fontWeight="bold",
-                    baseline="middle",
-                    cursor="pointer",
-                ),
+                "mark": mark("text", fontSize=GLYPH_PX, fontWeight="bold", baseline="middle"),
                 "encoding": {
                     "x": x,
                     "y": y,
                     "text": field("glyph:N"),
                     "color": field("ink:N", scale=None),
-                    "tooltip": tooltip,
                 },
             }
         )

@@ -33,6 +33,7 @@ from reader_app.core.settings import Settings
 from reader_app.exam.profile import save_profile, validate_profile
 from reader_app.ingest.manifest import COLUMNS
 from reader_app.models import Reader
+from tests.e2e import matrix_cells
 from tests.e2e.conftest import ServedApp, artifact
 from tests.e2e.contrast import low_contrast_texts
 from tests.e2e.exam_driver import settled
@@ -183,26 +184,18 @@ OTHER_TABS = {
 
 
 def _click_a_glyph_cell(page: Page) -> None:
-    """A click on a matrix cell's centre, where its glyph (check, cross) is drawn, still
-    opens that case: the invisible cells on top take the click, not the glyph's text."""
-    chart = page.locator(".st-key-pc_matrix").get_by_test_id("stVegaLiteChart")
-    box = chart.locator("canvas, svg").first.bounding_box()
-    assert box is not None
-    tip = page.locator("#vg-tooltip-element")
-    for fy in (0.55, 0.6, 0.65, 0.7, 0.75):
-        for fx in (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5):
-            x, y = box["x"] + box["width"] * fx, box["y"] + box["height"] * fy
-            page.mouse.move(x, y)
-            page.wait_for_timeout(150)
-            text = tip.inner_text() if tip.count() and tip.is_visible() else ""
-            found = re.search(r"case_id\s*(\S+)", text)
-            if found and "responder" in text and re.search(r"outcome\s*(correct|wrong)", text):
-                page.mouse.click(x, y)
+    """A click on a matrix cell's centre, where its glyph (check, cross) is drawn, opens
+    that case: the one the cell's tooltip names."""
+    for row in range(3):
+        for col in range(4):
+            tip = matrix_cells.hover(page, row, col)
+            if tip["outcome"] in ("correct", "wrong"):
+                page.mouse.click(*matrix_cells.cell_centre(page, row, col))
                 expect(page.locator(".st-key-pc_case")).to_contain_text(
-                    f"Case {found.group(1)}", timeout=WAIT
+                    f"Case {tip['case_id']}", timeout=WAIT
                 )
                 return
-    raise AssertionError("no correct or wrong cell under the pointer")
+    raise AssertionError("no correct or wrong cell in the matrix")
 
 
 def _whole_page_shot(page: Page, name: str, width: int, height: int) -> None:

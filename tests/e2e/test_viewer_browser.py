@@ -32,6 +32,7 @@ from reader_app.core.settings import Settings, load_settings
 from reader_app.models import Case, CaseImage, CaseReport, Reader, Response
 from reader_app.study.assets import asset_path
 from tests.conftest import fresh_sqlite_url
+from tests.e2e import axe
 from tests.e2e.conftest import ServedApp, artifact, served_env, start_app, stop_app
 from tests.e2e.contrast import low_contrast_texts
 from tests.e2e.exam_driver import (
@@ -48,7 +49,6 @@ from tests.factories import make_reader, make_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("viewer_browser")]
 
-AXE = Path(__file__).resolve().parent / "vendor" / "axe.min.js"
 VIEWPORTS = {"1440x900": (1440, 900), "1024x768": (1024, 768), "390x844": (390, 844)}
 STAGE = ".rv-stage"
 LABEL = ".rv-label"
@@ -294,22 +294,6 @@ def _strip_steps(page: Page, sent: Sent, size: str) -> None:
     assert sent.count == before, "slice steps sent a message to the server (a rerun)"
 
 
-def _axe(page: Page) -> list[dict[str, object]]:
-    page.add_script_tag(path=str(AXE))
-    result = page.evaluate(
-        """async () => {
-            const r = await axe.run(document, {
-                runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']},
-            });
-            return r.violations.map(v => ({
-                id: v.id, impact: v.impact, help: v.help,
-                nodes: v.nodes.map(n => ({target: n.target, summary: n.failureSummary})),
-            }));
-        }"""
-    )
-    return list(result)
-
-
 def _focus_ring_on_viewer_buttons(page: Page) -> None:
     """Tab reaches the viewer's controls, and the focused one shows a visible ring."""
     page.locator("[data-testid=stProgress]").first.click()
@@ -341,7 +325,7 @@ def test_exam_page_has_no_wcag_aa_violations(
         expect_case(page, number, 2)
         _wait_viewer(page)
         kind = "strip" if _is_strip(page) else "spot"
-        found[kind] = _axe(page)
+        found[kind] = axe.violations(page)
         _focus_ring_on_viewer_buttons(page)
         page.screenshot(path=str(artifact(f"viewer-axe-{theme}-{kind}.png")))
         _submit(page, f"{kind} answer", 1)

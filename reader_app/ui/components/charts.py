@@ -30,8 +30,10 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "chart"
 
 
-def _lazy(make: Callable[[Spec], bytes | str], chart: Spec) -> Callable[[], bytes | str]:
-    return lambda: make(chart)
+def _lazy(
+    make: Callable[[Spec], bytes | str], chart: Spec | Callable[[], Spec]
+) -> Callable[[], bytes | str]:
+    return lambda: make(chart() if callable(chart) else chart)
 
 
 def chart_panel(
@@ -41,57 +43,49 @@ def chart_panel(
     name: str,
     key: str,
     file_stem: str | None = None,
-    select: str | None = None,
-) -> list[dict[str, object]]:
+) -> None:
     """Show ``chart`` and offer it as PNG, SVG and CSV, in a container keyed ``key``
-    (CSS class ``st-key-<key>``; buttons ``<key>_png``, ``<key>_svg``, ``<key>_csv``).
-
-    With ``select`` (the name of a point selection in the spec), a click on a mark
-    reruns the page and the selected marks' fields come back; otherwise ``[]``."""
+    (CSS class ``st-key-<key>``; buttons ``<key>_png``, ``<key>_svg``, ``<key>_csv``)."""
     stem = file_stem or _slug(name)
     with st.container(key=key):
         # the spec as st.altair_chart sent it (Altair's schema URL, no Streamlit theme),
         # in the dark page's colours; the downloads keep the paper colours
         shown = {"$schema": SCHEMA_URL, **for_dark(chart), "usermeta": CANVAS}
-        if select is None:
-            st.vega_lite_chart(shown, width="content", theme=None, key=f"{key}_chart")
-            picked: list[dict[str, object]] = []
-        else:
-            event = st.vega_lite_chart(
-                shown,
-                width="content",
-                theme=None,
-                key=f"{key}_chart",
-                on_select="rerun",
-                selection_mode=[select],
-            )
-            picked = list(event.selection.get(select, []) or [])
-        png, svg, csv = st.columns([1, 1, 1], gap="small", width=420)
-        png.download_button(
-            "PNG",
-            data=_lazy(chart_png, chart),
-            file_name=f"{stem}.png",
-            mime="image/png",
-            key=f"{key}_png",
-            on_click="ignore",
-            icon=":material/image:",
-        )
-        svg.download_button(
-            "SVG",
-            data=_lazy(chart_svg, chart),
-            file_name=f"{stem}.svg",
-            mime="image/svg+xml",
-            key=f"{key}_svg",
-            on_click="ignore",
-            icon=":material/draw:",
-        )
-        csv.download_button(
-            "CSV",
-            data=lambda: spreadsheet_csv(data),
-            file_name=f"{stem}.csv",
-            mime="text/csv",
-            key=f"{key}_csv",
-            on_click="ignore",
-            icon=":material/table:",
-        )
-    return picked
+        st.vega_lite_chart(shown, width="content", theme=None, key=f"{key}_chart")
+        figure_downloads(chart, data, key=key, file_stem=stem)
+
+
+def figure_downloads(
+    chart: Spec | Callable[[], Spec], data: pd.DataFrame, *, key: str, file_stem: str
+) -> None:
+    """The PNG, SVG and CSV buttons of a figure (``<key>_png``, ``<key>_svg``,
+    ``<key>_csv``); ``chart`` may be a callable, built only when a button is clicked
+    (a figure drawn on the page by a component of ours: ui/components/matrix_view.py)."""
+    png, svg, csv = st.columns([1, 1, 1], gap="small", width=420)
+    png.download_button(
+        "PNG",
+        data=_lazy(chart_png, chart),
+        file_name=f"{file_stem}.png",
+        mime="image/png",
+        key=f"{key}_png",
+        on_click="ignore",
+        icon=":material/image:",
+    )
+    svg.download_button(
+        "SVG",
+        data=_lazy(chart_svg, chart),
+        file_name=f"{file_stem}.svg",
+        mime="image/svg+xml",
+        key=f"{key}_svg",
+        on_click="ignore",
+        icon=":material/draw:",
+    )
+    csv.download_button(
+        "CSV",
+        data=lambda: spreadsheet_csv(data),
+        file_name=f"{file_stem}.csv",
+        mime="text/csv",
+        key=f"{key}_csv",
+        on_click="ignore",
+        icon=":material/table:",
+    )

@@ -23,7 +23,6 @@ from reader_app.analysis.case_grounding import analyst_case_grounding, thumbnail
 from reader_app.analysis.case_matrix import FILTERS, SPLITS, CaseMatrix
 from reader_app.analysis.data import StudyData
 from reader_app.charts import case_matrix_chart
-from reader_app.charts.builders import OPEN_CASE
 from reader_app.core.csv_safe import spreadsheet_csv
 from reader_app.ui.components.analysis_cache import (
     Controls,
@@ -34,11 +33,19 @@ from reader_app.ui.components.analysis_cache import (
     per_case,
     scoring_controls,
 )
-from reader_app.ui.components.charts import chart_panel
+from reader_app.ui.components.charts import figure_downloads
+from reader_app.ui.components.matrix_view import matrix_view, picked_case
 from reader_app.ui.components.safe_text import escape_markdown, show_table
 from reader_app.ui.context import SignedIn, asset_bytes, db_session, load_reader, staff_user
 
 PAGE_SIZES = (50, 100, 200)
+
+
+def _open_clicked() -> None:
+    """A click on a cell of the matrix opens its case below it."""
+    case = picked_case("pc_matrix_view")
+    if case:
+        st.session_state["_pc_open"] = case
 
 
 def matrix_tab(data: StudyData, matrix: CaseMatrix, controls: Controls, user: SignedIn) -> None:
@@ -83,18 +90,14 @@ def matrix_tab(data: StudyData, matrix: CaseMatrix, controls: Controls, user: Si
     if shown.empty:
         st.info("No case matches this filter.")
     else:
-        clicked_cells = chart_panel(
-            case_matrix_chart(cells, shown),
-            cells,
-            name="Per-case matrix",
-            key="pc_matrix",
-            file_stem=f"{data.slug}-per-case" + ("" if which == "all" else f"-{which}"),
-            select=OPEN_CASE,
-        )
-        clicked = str(clicked_cells[0].get("case_id", "")) if clicked_cells else ""
-        if clicked and clicked != state.get("_pc_clicked"):
-            state["_pc_clicked"] = clicked  # a new click opens its case below
-            state["_pc_open"] = clicked
+        with st.container(key="pc_matrix"):
+            matrix_view(cells, shown, key="pc_matrix_view", on_open=_open_clicked)
+            figure_downloads(
+                lambda: case_matrix_chart(cells, shown),
+                cells,
+                key="pc_matrix",
+                file_stem=f"{data.slug}-per-case" + ("" if which == "all" else f"-{which}"),
+            )
 
         st.subheader("Open a case")
         st.caption(
