@@ -53,6 +53,7 @@ from reader_app.ui.components.case_viewer import (
     VIEWER_CSS,
     VIEWER_JS,
     page_css,
+    sent_value,
     viewer_data,
 )
 from reader_app.ui.components.image_urls import first_images, image_url
@@ -87,13 +88,7 @@ class PanelForm:
 
 
 def _panel_value(name: str) -> object:
-    result = st.session_state.get(PANEL_KEY)
-    if result is None:
-        return None
-    try:
-        return result[name]
-    except (KeyError, TypeError):
-        return getattr(result, name, None)
+    return sent_value(PANEL_KEY, name)
 
 
 log = logging.getLogger(__name__)

@@ -27,6 +27,26 @@ from scoring import Location
 
 VIEWER_KEY = "viewer"
 STATIC = Path(__file__).resolve().parent.parent / "static"
+
+
+def static_text(*names: str) -> str:
+    """Files of ui/static/ one after the other (a component's script after the helpers
+    it uses: dom.js)."""
+    return "\n".join((STATIC / name).read_text(encoding="utf-8") for name in names)
+
+
+def sent_value(key: str, name: str) -> object:
+    """What component ``key`` of ours last sent as ``name`` (a trigger or state value),
+    in its callback or the page run after it; None when there is none."""
+    result = st.session_state.get(key)
+    if result is None:
+        return None
+    try:
+        return result[name]
+    except (KeyError, TypeError):
+        return getattr(result, name, None)
+
+
 THEMES = ("dark", "light")
 VIEWER_JS = (
     (STATIC / "panzoom.min.js").read_text(encoding="utf-8")

@@ -24,7 +24,7 @@ from typing import Any
 
 import streamlit as st
 
-from reader_app.ui.components.case_viewer import STATIC
+from reader_app.ui.components.case_viewer import sent_value, static_text
 
 ACTION_EVENT = "action"
 MAX_NOTE_CHARS = 2000
@@ -32,8 +32,8 @@ NOTE_HELP = "Enter or Esc leaves the note; then a key decides."
 
 _form = st.components.v2.component(
     "readerstudy_grading_keys",
-    js=(STATIC / "grading_keys.js").read_text(encoding="utf-8"),
-    css=(STATIC / "grading_keys.css").read_text(encoding="utf-8"),
+    js=static_text("dom.js", "grading_keys.js"),
+    css=static_text("grading_keys.css"),
     isolate_styles=True,
 )
 
@@ -58,13 +58,7 @@ class GradeField:
 
 def submitted_action(key: str) -> dict[str, Any] | None:
     """The trigger value of form ``key`` in its callback (None outside one, or malformed)."""
-    result = st.session_state.get(key)
-    if result is None:
-        return None
-    try:
-        value = result[ACTION_EVENT]
-    except (KeyError, TypeError):
-        value = getattr(result, ACTION_EVENT, None)
+    value = sent_value(key, ACTION_EVENT)
     return value if isinstance(value, dict) else None
 
 

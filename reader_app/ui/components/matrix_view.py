@@ -28,7 +28,7 @@ from reader_app.charts.builders import (
     matrix_x_title,
 )
 from reader_app.charts.theme import DARK_GRID, DARK_MUTED, DARK_SWAPS, DARK_TEXT
-from reader_app.ui.components.case_viewer import STATIC
+from reader_app.ui.components.case_viewer import sent_value, static_text
 
 OPEN_EVENT = "open"
 TITLE = "Per-case outcomes: who gets which case"
@@ -36,8 +36,8 @@ PANEL = "#1c212b"  # the theme's secondaryBackgroundColor: the tooltip's ground
 
 _matrix = st.components.v2.component(
     "readerstudy_case_matrix",
-    js=(STATIC / "matrix.js").read_text(encoding="utf-8"),
-    css=(STATIC / "matrix.css").read_text(encoding="utf-8"),
+    js=static_text("dom.js", "matrix.js"),
+    css=static_text("matrix.css"),
     isolate_styles=True,
 )
 
@@ -115,13 +115,7 @@ def matrix_data(cells: pd.DataFrame, cases: pd.DataFrame) -> dict[str, Any]:
 
 def picked_case(key: str) -> str | None:
     """The case id a click on matrix ``key`` sent, in its callback (None otherwise)."""
-    result = st.session_state.get(key)
-    if result is None:
-        return None
-    try:
-        value = result[OPEN_EVENT]
-    except (KeyError, TypeError):
-        value = getattr(result, OPEN_EVENT, None)
+    value = sent_value(key, OPEN_EVENT)
     return value if isinstance(value, str) else None
 
 

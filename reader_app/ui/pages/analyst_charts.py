@@ -9,7 +9,7 @@ charts on one page made each visit wait for the browser to lay out all of them (
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 import streamlit as st
@@ -29,6 +29,7 @@ from reader_app.charts import (
     response_profile_chart,
     risk_coverage_chart,
 )
+from reader_app.charts.vl import Spec
 from reader_app.ui.components.analysis_cache import (
     Controls,
     case_set,
@@ -86,30 +87,19 @@ def highlighted(frame: pd.DataFrame) -> str | None:
     return None if chosen in (None, EVERYONE) else str(chosen)
 
 
-def reliability_tab(board: Leaderboard, readers: bool, stem: str) -> None:
-    st.caption("Accuracy at each confidence level; the dashed diagonal is p = L/4.")
-    rel = reliability(board, readers=readers)
+def highlighted_tab(
+    caption: str,
+    frame: pd.DataFrame,
+    chart: Callable[..., Spec],
+    *,
+    name: str,
+    key: str,
+    file_stem: str,
+) -> None:
+    """A chart of every responder with one of them in colour (reliability, risk-coverage)."""
+    st.caption(caption)
     chart_panel(
-        reliability_chart(rel, highlight=highlighted(rel)),
-        rel,
-        name="Reliability",
-        key="ch_rel",
-        file_stem=f"{stem}-reliability",
-    )
-
-
-def risk_coverage_tab(board: Leaderboard, readers: bool, stem: str) -> None:
-    st.caption(
-        "Handing over every answer below a confidence threshold: how much is kept, and "
-        "how often what is kept is wrong. Lower and further right is better."
-    )
-    rc = risk_coverage(board, readers=readers)
-    chart_panel(
-        risk_coverage_chart(rc, highlight=highlighted(rc)),
-        rc,
-        name="Risk-coverage",
-        key="ch_rc",
-        file_stem=f"{stem}-risk-coverage",
+        chart(frame, highlight=highlighted(frame)), frame, name=name, key=key, file_stem=file_stem
     )
 
 
@@ -201,9 +191,24 @@ with tab:
     if label == "Response profile":
         response_profile_tab(board, readers, stem)
     elif label == "Reliability":
-        reliability_tab(board, readers, stem)
+        highlighted_tab(
+            "Accuracy at each confidence level; the dashed diagonal is p = L/4.",
+            reliability(board, readers=readers),
+            reliability_chart,
+            name="Reliability",
+            key="ch_rel",
+            file_stem=f"{stem}-reliability",
+        )
     elif label == "Risk-coverage":
-        risk_coverage_tab(board, readers, stem)
+        highlighted_tab(
+            "Handing over every answer below a confidence threshold: how much is kept, and "
+            "how often what is kept is wrong. Lower and further right is better.",
+            risk_coverage(board, readers=readers),
+            risk_coverage_chart,
+            name="Risk-coverage",
+            key="ch_rc",
+            file_stem=f"{stem}-risk-coverage",
+        )
     elif label == GROUNDING:
         grounding_tab(board, readers, stem, data)
     elif label == "Reader groups":

@@ -16,13 +16,6 @@ const TYPED = new WeakMap();
 // listeners, the first one's stale item answering the keys).
 const LIVE = new WeakMap();
 
-function el(tag, attrs = {}, text = "") {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-  if (text) node.textContent = text;
-  return node;
-}
-
 function typingElsewhere(path, root) {
   if (path.includes(root)) return false;
   return path.some(

@@ -19,13 +19,6 @@ const PAD = 8;
 // host element -> the live drawing's end: each call ends the one before it
 const LIVE = new WeakMap();
 
-function el(tag, attrs = {}, text = "") {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-  if (text) node.textContent = text;
-  return node;
-}
-
 function tipRows(tip, rows) {
   tip.replaceChildren();
   const table = el("table");
