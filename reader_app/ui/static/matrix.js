@@ -15,9 +15,19 @@ const GAP = 4; // between the bars and the cells
 const CELL_H = 16;
 const AXIS_W = 34; // the bars' axis (0, 0.5, 1) left of the cells
 const PAD = 8;
+const NAME_MAX = 160; // px of a responder's name beside its row
+const CASE_MAX = 120; // px of a case id under its column (Vega's labelLimit)
 
 // host element -> the live drawing's end: each call ends the one before it
 const LIVE = new WeakMap();
+
+// ``text`` cut to ``max`` px, with an ellipsis when cut
+function fitted(ctx, text, max) {
+  if (ctx.measureText(text).width <= max) return text;
+  let cut = text;
+  while (cut.length > 1 && ctx.measureText(`${cut}…`).width > max) cut = cut.slice(0, -1);
+  return `${cut}…`;
+}
 
 function tipRows(tip, rows) {
   tip.replaceChildren();
@@ -64,7 +74,8 @@ export default function (component) {
   const nCols = data.cases.length;
   const ctx = canvas.getContext("2d");
   ctx.font = FONT;
-  const labelW = Math.ceil(Math.max(0, ...data.responders.map((r) => ctx.measureText(r.name).width))) + PAD;
+  const widestName = Math.max(0, ...data.responders.map((r) => ctx.measureText(r.name).width));
+  const labelW = Math.ceil(Math.min(widestName, NAME_MAX)) + PAD; // a long name is cut: the tooltip has it whole
   const cellW = data.width / Math.max(nCols, 1);
   const left = labelW + AXIS_W;
   const top = PAD;
@@ -72,7 +83,7 @@ export default function (component) {
   const gridH = nRows * CELL_H;
   let caseLabelsH = 0;
   if (data.case_labels) {
-    const widest = Math.max(0, ...data.cases.map((c) => Math.min(ctx.measureText(c.id).width, 120)));
+    const widest = Math.max(0, ...data.cases.map((c) => Math.min(ctx.measureText(c.id).width, CASE_MAX)));
     caseLabelsH = Math.ceil(widest * Math.sin(Math.PI / 3)) + 12;
   }
   const cssW = Math.ceil(left + data.width + PAD);
@@ -117,7 +128,7 @@ export default function (component) {
   // the responders' names, then the cells with their glyphs
   ctx.textAlign = "right";
   ctx.fillStyle = t.text;
-  data.responders.forEach((r, row) => ctx.fillText(r.name, labelW - 4, gridTop + row * CELL_H + CELL_H / 2));
+  data.responders.forEach((r, row) => ctx.fillText(fitted(ctx, r.name, NAME_MAX), labelW - 4, gridTop + row * CELL_H + CELL_H / 2));
   const glyphs = cellW >= data.glyph_px;
   ctx.textAlign = "center";
   ctx.font = `bold ${data.glyph_px}px sans-serif`;
@@ -145,9 +156,7 @@ export default function (component) {
       ctx.save();
       ctx.translate(left + (i + 0.5) * cellW, gridTop + gridH + 4);
       ctx.rotate(-Math.PI / 3);
-      let label = c.id;
-      while (label.length > 1 && ctx.measureText(label).width > 120) label = label.slice(0, -1);
-      ctx.fillText(label === c.id ? label : `${label}…`, 0, 0);
+      ctx.fillText(fitted(ctx, c.id, CASE_MAX), 0, 0);
       ctx.restore();
     });
   }
