@@ -49,11 +49,11 @@ from reader_app.exam.report_submit import MAX_REPORT_CHARS
 from reader_app.exam.submit import MAX_DIAGNOSIS_CHARS
 from reader_app.study.config import DEFAULT_LIKERT
 from reader_app.ui.components.case_viewer import (
-    STATIC,
     VIEWER_CSS,
     VIEWER_JS,
     page_css,
     sent_value,
+    static_text,
     viewer_data,
 )
 from reader_app.ui.components.image_urls import first_images, image_url
@@ -66,8 +66,8 @@ SUBMIT_SHORTCUT = "Ctrl+Enter"  # docs/exam.md lists it
 
 _panel = st.components.v2.component(
     "readerstudy_case_panel",
-    js=VIEWER_JS + "\n" + (STATIC / "panel.js").read_text(encoding="utf-8"),
-    css=VIEWER_CSS + "\n" + (STATIC / "panel.css").read_text(encoding="utf-8"),
+    js=VIEWER_JS + "\n" + static_text("panel.js"),
+    css=VIEWER_CSS + "\n" + static_text("panel.css"),
     isolate_styles=True,
 )
 

@@ -48,12 +48,8 @@ def sent_value(key: str, name: str) -> object:
 
 
 THEMES = ("dark", "light")
-VIEWER_JS = (
-    (STATIC / "panzoom.min.js").read_text(encoding="utf-8")
-    + "\n"
-    + (STATIC / "viewer.js").read_text(encoding="utf-8")
-)
-VIEWER_CSS = (STATIC / "viewer.css").read_text(encoding="utf-8")
+VIEWER_JS = static_text("panzoom.min.js", "viewer.js")
+VIEWER_CSS = static_text("viewer.css")
 
 _viewer = st.components.v2.component(
     "readerstudy_case_viewer",
