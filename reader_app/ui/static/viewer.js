@@ -1233,6 +1233,7 @@ export function mountViewer(component, hooks = {}) {
   fullBtn.addEventListener("click", toggleFullscreen);
 
   function onKey(event) {
+    trackFullscreen(); // a key read in fullscreen: the entry's event may not have come yet
     if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
     if (typing(event)) return;
     const k = event.key;
@@ -1323,8 +1324,9 @@ export function mountViewer(component, hooks = {}) {
     return false;
   }
 
-  // fullscreen time, from the state itself: Chromium fires fullscreenchange at an
-  // animation frame, and on a starved page the entry's event can come after the exit
+  // fullscreen time, from the state itself, wherever the viewer sees it (the event, a
+  // key, a resize, a poll): Chromium fires fullscreenchange at an animation frame, and
+  // on a starved page the entry's event can come after the exit
   function trackFullscreen() {
     const full = isFull();
     if (full && rec.fsSince === null) rec.fsSince = performance.now();
@@ -1351,7 +1353,10 @@ export function mountViewer(component, hooks = {}) {
   window.addEventListener("resize", layout);
   // the stage fills the viewport below its own top: lay out again whenever the page
   // around it changes size (content above it can move it without resizing it)
-  const observer = new ResizeObserver(() => requestAnimationFrame(layout));
+  const observer = new ResizeObserver(() => {
+    trackFullscreen(); // entering fullscreen resizes the root, sometimes before its event
+    requestAnimationFrame(layout);
+  });
   observer.observe(root);
   for (const around of ancestors(root)) observer.observe(around);
   const settle = setTimeout(layout, 400); // after Streamlit has removed the last run's leftovers
