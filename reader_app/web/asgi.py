@@ -49,7 +49,12 @@ from reader_app.web.origin_check import SameOrigin
 from reader_app.web.prewarm import start_prewarm
 from reader_app.web.security_headers import SecurityHeaders
 from reader_app.web.server_secret import check_server_cookie_secret
-from reader_app.web.streamlit_seams import SeamMissing, check_seams, user_info
+from reader_app.web.streamlit_seams import (
+    SeamMissing,
+    check_seams,
+    keep_upload_urls_across_runs,
+    user_info,
+)
 from reader_app.web.tcp_nodelay import with_nodelay
 from reader_app.web.upload_gate import UploadGate, UploadSession
 from reader_app.web.upload_pages import upload_pages
@@ -93,6 +98,7 @@ except SettingsError as exc:
     print(f"readerstudy: configuration error: {exc}", file=sys.stderr)
     raise SystemExit(2) from exc
 _bind_sessions_to_browsers()
+keep_upload_urls_across_runs()  # a file chosen as a rerun starts still uploads
 spool = UploadSpool(settings.data_dir / UPLOADS)  # sweeps what dead servers left first
 configure_logging()  # the lifespan logs before main.py first runs
 app = st.App(

@@ -2,10 +2,11 @@
 
 Streamlit keeps no public accessor for what the doors in front of it need: the live
 sessions (``Runtime._session_mgr``), a session's user info (``AppSession._user_info``,
-where the browser proof sits) and the runtime factory of ``st.App`` (``_create_runtime``,
-replaced so that uploads stay on disk). The code reads them only through the helpers
-below, so this file is the one list to re-read when Streamlit moves (README, section
-Dependencies). ``check_seams`` runs when the server imports the app
+where the browser proof sits), the runtime factory of ``st.App`` (``_create_runtime``,
+replaced so that uploads stay on disk) and the browser queue a session clears when a run
+starts (``ForwardMsgQueue.clear``, taught to keep upload URLs). The code reads them
+only through the helpers below, so this file is the one list to re-read when Streamlit
+moves (README, section Dependencies). ``check_seams`` runs when the server imports the app
 (``reader_app/web/asgi.py``): a name that is gone stops the server with a message that
 names it, instead of a door that silently refuses everyone.
 tests/security/test_streamlit_seams.py has one canary per name, and starts a server
@@ -67,6 +68,7 @@ _ROUTES = "streamlit.web.server.starlette.starlette_routes:"
 _XSRF = "streamlit.web.server.starlette.starlette_app_utils:"
 _SERVER_CONFIG = "streamlit.web.server.starlette.starlette_server_config:"
 _SERVER_UTIL = "streamlit.web.server.server_util:"
+_QUEUE = "streamlit.runtime.forward_msg_queue:ForwardMsgQueue"
 
 SEAMS: tuple[Seam, ...] = (
     # the live sessions by id (web/live_sessions.py, web/disk_uploads.py's reaper)
@@ -89,6 +91,11 @@ SEAMS: tuple[Seam, ...] = (
     Seam(_XSRF, "validate_xsrf_token", False, "web/disk_uploads.py"),
     Seam(_SERVER_CONFIG, "XSRF_COOKIE_NAME", False, "web/disk_uploads.py"),
     Seam(_SERVER_UTIL, "is_xsrf_enabled", False, "web/disk_uploads.py"),
+    # a run's start clears the browser queue but for lifecycle messages (web/asgi.py:
+    # keep_upload_urls_across_runs)
+    Seam(_SESSION, "_clear_queue", False, "web/asgi.py"),
+    Seam(_QUEUE, "clear", False, "web/asgi.py"),
+    Seam(_QUEUE, "_queue", True, "web/asgi.py"),
 )
 
 
@@ -140,11 +147,50 @@ def replace_runtime_factory(app: st.App, create_runtime: Callable[[], Any]) -> N
     setattr(app, "_create_runtime", create_runtime)  # noqa: B010
 
 
+UPLOAD_URLS = "file_urls_response"  # ForwardMsg's answer to an uploader's file_urls_request
+
+
+def keep_upload_urls_across_runs() -> None:
+    """Have a session's browser queue keep its upload URLs when a script run starts.
+
+    A run's start clears what is queued for the browser but for lifecycle messages
+    (``AppSession._clear_queue``: ``ForwardMsgQueue.clear(retain_lifecycle_msgs=True)``).
+    An uploader's ``file_urls_response`` still queued then (a file chosen while a rerun
+    begins: a coordinator who types a study's slug and picks its ZIP at once) is
+    dropped, and the uploader waits for it for good, taking no other file; Streamlit
+    keeps toasts for the same reason (its issue #7740). Called once per process, before
+    the server serves; a second call changes nothing.
+    """
+    from streamlit.runtime.forward_msg_queue import ForwardMsgQueue
+
+    clear = ForwardMsgQueue.clear
+    if getattr(clear, "keeps_upload_urls", False):
+        return
+
+    def clear_keeping_upload_urls(
+        self: ForwardMsgQueue,
+        retain_lifecycle_msgs: bool = False,
+        fragment_ids_this_run: list[str] | None = None,
+    ) -> None:
+        urls = (
+            [m for m in self._queue if m.WhichOneof("type") == UPLOAD_URLS]
+            if retain_lifecycle_msgs  # not a session's end: what the browser waits for
+            else []
+        )
+        clear(self, retain_lifecycle_msgs, fragment_ids_this_run)
+        kept = {id(m) for m in self._queue}  # a Streamlit that keeps them itself
+        self._queue.extend(m for m in urls if id(m) not in kept)
+
+    clear_keeping_upload_urls.keeps_upload_urls = True  # type: ignore[attr-defined]
+    ForwardMsgQueue.clear = clear_keeping_upload_urls  # type: ignore[method-assign]
+
+
 __all__ = [
     "SEAMS",
     "Seam",
     "SeamMissing",
     "check_seams",
+    "keep_upload_urls_across_runs",
     "missing_seams",
     "on_script_error",
     "replace_runtime_factory",

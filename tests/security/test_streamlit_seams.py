@@ -101,3 +101,57 @@ def test_a_server_without_a_seam_refuses_to_start(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     assert "streamlit.web.server.starlette.starlette_app.App._create_runtime" in done.stderr
     assert "reader_app/web/streamlit_seams.py" in done.stderr
+
+
+def _queued(kind: str) -> Any:
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    msg = ForwardMsg()
+    if kind == "file_urls_response":
+        msg.file_urls_response.response_id = "request-7"
+    elif kind == "script_finished":
+        msg.script_finished = ForwardMsg.FINISHED_SUCCESSFULLY
+    else:  # a delta of the run before
+        msg.delta.new_element.markdown.body = "last run's text"
+    return msg
+
+
+def _kinds(queue: Any) -> list[str]:
+    return [m.WhichOneof("type") for m in queue.flush()]
+
+
+def test_a_run_start_keeps_the_upload_urls_the_browser_waits_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A file chosen as a rerun starts: the session's run-start clear (AppSession's own
+    ``_clear_queue``, on a real queue) dropped the uploader's URLs, and the uploader then
+    waited for good (the New study walk's hang, 1 in 3 runs under load). Kept with
+    ``keep_upload_urls_across_runs``; a session's end still drops everything."""
+    from types import SimpleNamespace
+
+    from streamlit.runtime.app_session import AppSession
+    from streamlit.runtime.forward_msg_queue import ForwardMsgQueue
+
+    from reader_app.web.streamlit_seams import keep_upload_urls_across_runs
+
+    monkeypatch.setattr(ForwardMsgQueue, "clear", ForwardMsgQueue.clear)  # undone after
+
+    def run_start(*kinds: str) -> list[str]:
+        session = SimpleNamespace(_browser_queue=ForwardMsgQueue())
+        for kind in kinds:
+            session._browser_queue.enqueue(_queued(kind))
+        AppSession._clear_queue(session)  # type: ignore[arg-type]
+        return _kinds(session._browser_queue)
+
+    queued = ("delta", "file_urls_response", "script_finished")
+    # Streamlit as it is: the URLs go with the last run's deltas (when this fails,
+    # Streamlit keeps them itself and the patch can go)
+    assert run_start(*queued) == ["script_finished"]
+    keep_upload_urls_across_runs()
+    keep_upload_urls_across_runs()  # once is enough: no second copy
+    assert run_start(*queued) == ["script_finished", "file_urls_response"]
+    assert run_start("file_urls_response", "file_urls_response") == ["file_urls_response"] * 2
+    ended = ForwardMsgQueue()
+    ended.enqueue(_queued("file_urls_response"))
+    ended.clear()  # the session's end: nothing is waited for
+    assert _kinds(ended) == []
