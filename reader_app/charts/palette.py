@@ -80,12 +80,15 @@ def with_weights(frame: pd.DataFrame, highlight: str | None = None) -> pd.DataFr
 
 
 def drawn_last(frame: pd.DataFrame, highlight: str | None) -> pd.DataFrame:
-    """``frame`` with ``highlight``'s rows last, so its line is drawn over the grey ones
-    (colours come from ``frame`` before this: the order gives a series its colour)."""
+    """``frame`` in drawing order with ``highlight``: the grey series first, then the
+    pools (the white human pool was under 28 grey lines), ``highlight``'s rows last, over
+    them all (colours come from ``frame`` before this: the order gives a series its
+    colour)."""
     if highlight is None:
         return frame
     chosen = frame["name"].astype(str) == highlight
-    return pd.concat([frame[~chosen], frame[chosen]], ignore_index=True)
+    pooled = frame["arm"].isin(["pool", "group pool"]) & ~chosen
+    return pd.concat([frame[~chosen & ~pooled], frame[pooled], frame[chosen]], ignore_index=True)
 
 
 def name_color(

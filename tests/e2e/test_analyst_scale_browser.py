@@ -294,6 +294,26 @@ def test_each_chart_names_every_responder_and_the_group_bars_have_room(
     assert {"Human pool", "Pool: board-certified", "Pool: trainees"} <= _svg_texts(svg)
     expect(page.locator(".st-key-ch_rc, .st-key-ch_rel")).to_have_count(0)
 
+    # at 1024 px with the sidebar open each figure fits its column, legend and title
+    # included (the builders' 560 px plots ran 300 px past it, the legend out of sight)
+    page.set_viewport_size(SMALL)
+    for name in ("Response profile", "Reliability", "Risk-coverage", "Reader groups"):
+        _tab(page, name)
+        drawn = page.get_by_test_id("stVegaLiteChart").locator("canvas").first
+        expect(drawn).to_be_visible(timeout=SLOW)
+        _settled(page)
+        column = page.get_by_test_id("stMainBlockContainer").evaluate(
+            "m => { const r = m.getBoundingClientRect(), s = getComputedStyle(m);"
+            " return r.right - parseFloat(s.paddingRight); }"
+        )
+        box = drawn.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= column + 1, (name, box, column)
+        page.screenshot(
+            path=str(artifact(f"scale-charts-{name.lower().replace(' ', '-')}-1024.png"))
+        )
+    page.set_viewport_size(WIDE)
+    _tab(page, "Reader groups")
+
     # the open tab holds across a visit to another page
     _go(page, "Model runs", "Model runs")
     _go(page, "Charts", "Charts")

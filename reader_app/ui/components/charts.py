@@ -26,6 +26,20 @@ from reader_app.core.csv_safe import spreadsheet_csv
 CANVAS = {"embedOptions": {"renderer": "canvas"}}
 
 
+# On the page a figure is as wide as its column, legend and axes included: the plot gives
+# way (a 1024 px screen with the sidebar open left the legend and half the title out of
+# sight at the builders' 560 px plots); heights stay as built. The downloads keep the
+# builders' sizes.
+FIT_WIDTH = {"type": "fit-x", "contains": "padding"}
+COMPOSED = ("facet", "hconcat", "vconcat", "concat", "repeat")
+
+
+def fits_column(chart: Spec) -> bool:
+    """Whether ``chart`` can be fitted to its column: a single view, layers included
+    (Vega-Lite fits no faceted or concatenated figure; those keep their size)."""
+    return not any(k in chart for k in COMPOSED)
+
+
 def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "chart"
 
@@ -51,7 +65,12 @@ def chart_panel(
         # the spec as st.altair_chart sent it (Altair's schema URL, no Streamlit theme),
         # in the dark page's colours; the downloads keep the paper colours
         shown = {"$schema": SCHEMA_URL, **for_dark(chart), "usermeta": CANVAS}
-        st.vega_lite_chart(shown, width="content", theme=None, key=f"{key}_chart")
+        fits = fits_column(chart)
+        if fits:
+            shown["autosize"] = FIT_WIDTH
+        st.vega_lite_chart(
+            shown, width="stretch" if fits else "content", theme=None, key=f"{key}_chart"
+        )
         figure_downloads(chart, data, key=key, file_stem=stem)
 
 

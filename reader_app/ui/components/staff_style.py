@@ -4,7 +4,7 @@ Streamlit draws the active tab's label and a slider's value in ``primaryColor``.
 primary blue (#1f5fbf) carries white text on primary buttons at 6.1:1, but as text on
 the dark ground it is 3.1:1 (tab) and 2.65:1 (the sidebar slider's value): no one blue
 can be both. So those two texts take the page's text colour, and the active tab keeps
-Streamlit's blue underline as its cue. A chart wider than its column scrolls in its own
+Streamlit's blue underline as its cue. A faceted chart wider than its column scrolls in its own
 frame instead of running past the window's edge.
 """
 
@@ -28,8 +28,8 @@ STAFF_CSS = f"""
 [data-testid="stSliderThumbValue"] * {{
   color: {SLIDER_VALUE_TEXT} !important;
 }}
-/* a chart wider than the column (560 px of plot and its legend, at 1024 px) scrolls in
-   its own frame; it ran past the column and the window cut its legend off */
+/* a single view fits its column (ui/components/charts.py); a faceted chart wider than
+   the column scrolls in its own frame instead of running past the window's edge */
 [data-testid="stVegaLiteChart"] {{
   max-width: 100%;
   overflow-x: auto;

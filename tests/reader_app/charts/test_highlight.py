@@ -43,6 +43,10 @@ def test_one_model_in_colour_the_others_grey() -> None:
         assert {colours[m] for m in MODEL_NAMES if m != "vlm-07"} == {GREYED}
         assert colours["R01"] == GREYED
         assert {r["name"] for r in rows[-5:]} == {"vlm-07"}  # drawn last, on top
+        # the pool's white line over the grey ones, under the one in colour
+        drawn = list(dict.fromkeys(r["name"] for r in rows))
+        assert drawn[-2:] == ["Human pool", "vlm-07"]
+        assert set(drawn[:-2]) == {"R01", *MODEL_NAMES} - {"vlm-07"}
         assert {r["weight"] for r in rows if r["name"] == "vlm-07"} == {HIGHLIGHT_WIDTH}
         # no highlight (or a name not drawn): every series in its own colour, as before
         for plain in (build(frame), build(frame, highlight="gone")):
