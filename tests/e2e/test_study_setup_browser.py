@@ -85,7 +85,7 @@ def _type_slug(page: Page, slug: str) -> None:
     page.keyboard.type(slug)
     page.keyboard.press("Tab")  # Streamlit commits a text input on blur
     # no wait for its rerun: the ZIP chosen as it starts, as a coordinator does (it hung
-    # the uploader 2 in 22 runs under load before web/streamlit_seams.py kept its URLs)
+    # the uploader 2 in 21 runs under load before web/streamlit_seams.py kept its URLs)
 
 
 def _upload(page: Page, zip_path: Path) -> None:
