@@ -104,17 +104,17 @@ def test_the_prewarm_starts_the_scoring_worker_where_there_are_answers(
         # sessions (a reader's browser on the same workstation) the process's own
         # niceness would not count
         switch = Path("/proc/sys/kernel/sched_autogroup_enabled")
-        # asked in the worker itself: in a PID namespace whose /proc is the host's (CI),
-        # /proc/<pid> here is some other process
+        # asked in the worker itself, through its own /proc/self (not /proc/<its pid>
+        # from here, which a CI runner's namespaces can make another process's)
         in_worker = functools.partial(pytest.fail, "computed here, not in the worker")
         ours = scoring_worker.group_nice()
         group = worker.run(scoring_worker.group_nice, fallback=in_worker)
         if switch.exists() and switch.read_text().strip() == "1" and ours is not None:
             assert worker.run(os.getsid, 0, fallback=in_worker) == pid != os.getsid(0)
             assert group == min(19, ours + NICE)
-        else:  # no group to read (autogroups off, or a /proc of another PID namespace,
-            # where /proc/self names no process of ours: the last CI runner): the worker
-            # has none to set either, and its nice 10 above is what counts
+        else:  # no group to read (autogroups off, or /proc/self/autogroup unreadable, as
+            # on the last CI runner): the worker has none to set either, and its nice 10
+            # above is what counts
             assert group is None or group == ours
     finally:
         worker.close()
