@@ -424,6 +424,8 @@ def test_the_per_case_matrix_sorts_numerically_and_filters_disagreements(
     chart.screenshot(path=str(artifact("scale-per-case-disagree-one-model.png")))
     cells = pd.read_csv(io.BytesIO(_download(page, ".st-key-pc_matrix_csv")), dtype=str)
     assert sorted(set(cells["case_id"]), key=int) == theirs
+    # the case opened above stays open only where the filter lists it
+    expect(page.locator(".st-key-pc_case")).to_have_count(1 if case_id in theirs else 0)
 
     # the case lists in a tab of their own (issue 43), the matrix not drawn behind them;
     # back on the matrix, the filter, the run and the page size chosen above hold

@@ -104,8 +104,7 @@ def matrix_tab(data: StudyData, matrix: CaseMatrix, controls: Controls, user: Si
             "Click a cell of the matrix, or choose a case: its images, key and every answer."
         )
         order = [str(c) for c in chosen["case_id"]]
-        if state.get("_pc_open") not in order:  # not under this filter: none opened
-            state.pop("pc_open", None)
+        # a case kept from another filter is none of these: Streamlit opens none
         opened = st.selectbox("Case", order, index=None, width=320, **kept("pc_open", None, order))
         if opened:
             with db_session() as session:
